@@ -1,0 +1,12 @@
+// The list of migrations, in order. Forward-only: a released migration is never edited, a new
+// change is a new file and a new line here.
+import type { Migration } from "../Migrations.ts"
+import recon from "./0001_recon_tables.ts"
+import wallet from "./0002_wallet_tables.ts"
+import admin from "./0003_admin_tables.ts"
+
+export const migrations: ReadonlyArray<Migration> = [
+  { id: 1, name: "recon_tables", statements: recon },
+  { id: 2, name: "wallet_tables", statements: wallet },
+  { id: 3, name: "admin_tables", statements: admin }
+]

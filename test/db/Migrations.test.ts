@@ -1,0 +1,25 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { runMigrations } from "../../src/db/Migrations.ts"
+import { createTestDatabase, runSql } from "../support/database.ts"
+
+describe("migrations", () => {
+  it("apply once, in order, and are a no-op the second time, also when started together", async () => {
+    const url = await createTestDatabase()
+    const results = await Promise.all([1, 2, 3].map(() => runSql(url, runMigrations())))
+    const applied = results.flat()
+    assert.deepStrictEqual(applied, ["0001_recon_tables", "0002_wallet_tables", "0003_admin_tables"])
+    assert.deepStrictEqual(await runSql(url, runMigrations()), [])
+    const tables = await runSql(url, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ name: string }>`SELECT table_schema || '.' || table_name AS name FROM information_schema.tables
+        WHERE table_schema IN ('recon', 'wallet', 'admin') ORDER BY 1`
+    }))
+    assert.deepStrictEqual(tables.map((t) => t.name), [
+      "admin.operator", "recon.deposit", "recon.player", "recon.schema_migrations", "recon.shooter_device",
+      "recon.shooter_phone", "recon.shooter_push", "recon.shooter_sms", "recon.shooter_template_recharge",
+      "recon.worker_cursor", "wallet.balance", "wallet.ledger"
+    ])
+  })
+})

@@ -1,0 +1,41 @@
+// A fresh database per test file on the run's PostgreSQL server (see globalSetup.ts).
+import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { inject } from "vitest"
+import { pgLayer } from "../../src/db/Database.ts"
+import { runMigrations } from "../../src/db/Migrations.ts"
+
+const serverUrl = () => inject("databaseUrl")
+
+const withDatabaseName = (url: string, name: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${name}`
+  return parsed.toString()
+}
+
+/** Creates an empty database and answers its URL. */
+export const createTestDatabase = async (prefix = "t"): Promise<string> => {
+  const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  await Effect.runPromise(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(`CREATE DATABASE "${name}"`)
+    }).pipe(Effect.provide(pgLayer(Redacted.make(serverUrl()), { maxConnections: 1 })), Effect.scoped)
+  )
+  return withDatabaseName(serverUrl(), name)
+}
+
+/** Creates a database and applies the migrations; answers its URL. */
+export const createMigratedDatabase = async (prefix = "t"): Promise<string> => {
+  const url = await createTestDatabase(prefix)
+  await Effect.runPromise(runMigrations().pipe(Effect.provide(pgLayer(Redacted.make(url), { maxConnections: 1 }))))
+  return url
+}
+
+/** SqlClient on a URL, for tests that look at or arrange the database directly. */
+export const sqlLayer = (url: string) => pgLayer(Redacted.make(url), { maxConnections: 4 })
+
+export const runSql = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>): Promise<A> =>
+  Effect.runPromise(effect.pipe(Effect.provide(sqlLayer(url))))
+
+export const layerFor = (url: string): Layer.Layer<SqlClient.SqlClient> => Layer.orDie(sqlLayer(url))
