@@ -61,6 +61,8 @@ export default [
     template_id bigint,
     parse_detail jsonb,
     match_detail jsonb,
+    check_result text CHECK (check_result IN ('pass', 'reject')),
+    checked_at timestamptz,
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now()
   )`,

@@ -1,0 +1,174 @@
+// Reads and checks the configuration of DESIGN section 3. Every command checks its keys before
+// it does anything; each problem is one line naming the key (never a secret's value).
+import { randomBytes } from "node:crypto"
+
+export type Env = Readonly<Record<string, string | undefined>>
+export type Caller = "admin" | "recon"
+
+export class ConfigProblems extends Error {
+  readonly problems: ReadonlyArray<string>
+  constructor(problems: ReadonlyArray<string>) {
+    super(problems.join("\n"))
+    this.problems = problems
+  }
+}
+
+/** Accumulates problems while reading keys, so one run reports all of them. */
+export class ConfigReader {
+  readonly problems: Array<string> = []
+  readonly env: Env
+  constructor(env: Env) {
+    this.env = env
+  }
+  string(key: string): string | undefined {
+    const value = this.env[key]
+    return value === undefined || value.trim() === "" ? undefined : value.trim()
+  }
+  problem(line: string): void {
+    this.problems.push(line)
+  }
+  port(key: string, fallback: number): number {
+    const raw = this.string(key)
+    if (raw === undefined) return fallback
+    const port = Number(raw)
+    if (!/^\d+$/.test(raw) || port > 65535) {
+      this.problem(`${key}: expected a port number from 0 to 65535, got "${raw}"`)
+      return fallback
+    }
+    return port
+  }
+  url(key: string, schemes: ReadonlyArray<string>, options?: { readonly secret?: boolean }): string | undefined {
+    const raw = this.string(key)
+    if (raw === undefined) return undefined
+    let scheme: string | undefined
+    try {
+      scheme = new URL(raw).protocol.replace(/:$/, "")
+    } catch {
+      scheme = undefined
+    }
+    if (scheme === undefined || !schemes.includes(scheme)) {
+      const shown = options?.secret ? "" : `, got "${raw}"`
+      this.problem(`${key}: expected a ${schemes.map((s) => `${s}://`).join(" or ")} URL${shown}`)
+      return undefined
+    }
+    return raw
+  }
+  oneOf<const T extends string>(key: string, values: ReadonlyArray<T>, fallback: T): T {
+    const raw = this.string(key)
+    if (raw === undefined) return fallback
+    const found = values.find((v) => v === raw.toLowerCase())
+    if (found === undefined) {
+      this.problem(`${key}: expected one of ${values.join(", ")}, got "${raw}"`)
+      return fallback
+    }
+    return found
+  }
+  /** Throws every problem found so far, if any. */
+  done(): void {
+    if (this.problems.length > 0) throw new ConfigProblems(this.problems)
+  }
+}
+
+export const tokenKeys: Record<Caller, string> = {
+  admin: "SVC_INTERNAL_SERVICE_TOKEN_ADMIN",
+  recon: "SVC_INTERNAL_SERVICE_TOKEN_RECON"
+}
+export const SHARED_TOKEN_KEY = "SVC_INTERNAL_SERVICE_TOKEN"
+export const STAGE_KEY = "SVC_PER_CALLER_TOKEN_REQUIRED"
+
+export interface TokenPolicy {
+  readonly stage: "A" | "B" | "C"
+  /** The tokens a receiver accepts from its caller: the caller's own, and the shared one before stage C. */
+  readonly accepted: ReadonlyArray<string>
+}
+
+/** The tokens a receiver for `caller` accepts, by the migration stages of DESIGN section 3. */
+export const readTokenPolicy = (config: ConfigReader, caller: Caller): TokenPolicy => {
+  const required = config.oneOf(STAGE_KEY, ["on", "off", "true", "false", "1", "0"], "off")
+  const stageC = required === "on" || required === "true" || required === "1"
+  const shared = config.string(SHARED_TOKEN_KEY)
+  const own = config.string(tokenKeys[caller])
+  if (stageC) {
+    if (shared !== undefined) {
+      config.problem(`${SHARED_TOKEN_KEY}: must be empty once ${STAGE_KEY}=on (stage C accepts only per-caller tokens)`)
+    }
+    if (own === undefined) config.problem(`${tokenKeys[caller]}: required when ${STAGE_KEY}=on`)
+    return { stage: "C", accepted: own === undefined ? [] : [own] }
+  }
+  const accepted = [own, shared].filter((t): t is string => t !== undefined)
+  if (accepted.length === 0) {
+    config.problem(`${tokenKeys[caller]}: not set (set it, or the shared ${SHARED_TOKEN_KEY} during migration stages A/B)`)
+  }
+  return { stage: own !== undefined && shared !== undefined ? "B" : "A", accepted }
+}
+
+/** The token a caller presents: its own key, or the shared one before stage C. */
+export const readCallerToken = (config: ConfigReader, caller: Caller): string | undefined => {
+  const stageC = ["on", "true", "1"].includes((config.string(STAGE_KEY) ?? "").toLowerCase())
+  const own = config.string(tokenKeys[caller])
+  if (stageC) {
+    if (own === undefined) config.problem(`${tokenKeys[caller]}: required when ${STAGE_KEY}=on`)
+    return own
+  }
+  const token = own ?? config.string(SHARED_TOKEN_KEY)
+  if (token === undefined) config.problem(`${tokenKeys[caller]}: not set (nor the shared ${SHARED_TOKEN_KEY})`)
+  return token
+}
+
+export interface LogSettings {
+  readonly level: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "none"
+  readonly format: "json" | "pretty"
+}
+
+export const readLogSettings = (config: ConfigReader): LogSettings => ({
+  level: config.oneOf("LOG_LEVEL", ["trace", "debug", "info", "warn", "error", "fatal", "none"], "info"),
+  format: config.oneOf("LOG_FORMAT", ["json", "pretty"], "pretty")
+})
+
+export const readDatabaseUrl = (config: ConfigReader): string | undefined =>
+  config.url("DATABASE_URL", ["postgres", "postgresql"], { secret: true })
+
+export interface LlmSettings {
+  readonly apiKey: string | undefined
+  readonly model: string
+  readonly baseUrl: string
+}
+
+export const readLlmSettings = (config: ConfigReader): LlmSettings => {
+  const apiKey = config.string("SVC_RECON_LLM_API_KEY")
+  const model = config.string("SVC_RECON_LLM_MODEL")
+  const baseUrl = config.url("SVC_RECON_LLM_BASE_URL", ["http", "https"]) ?? "https://api.openai.com/v1"
+  if (apiKey !== undefined && model === undefined) {
+    config.problem("SVC_RECON_LLM_MODEL: required when SVC_RECON_LLM_API_KEY is set")
+  }
+  return { apiKey, model: model ?? "", baseUrl }
+}
+
+export interface ReconSettings {
+  readonly port: number
+  readonly tokens: TokenPolicy
+  readonly llm: LlmSettings
+  readonly pushPublicUrl: string
+}
+
+export const readReconSettings = (config: ConfigReader): ReconSettings => {
+  const pushPort = config.port("SVC_PUSH_PORT", 8019)
+  return {
+    port: config.port("SVC_RECON_PORT", 8017),
+    tokens: readTokenPolicy(config, "admin"),
+    llm: readLlmSettings(config),
+    // Where phones reach the worker's push listener; the webhook_url of a registration starts with it.
+    pushPublicUrl: (config.url("SVC_PUSH_PUBLIC_URL", ["http", "https"]) ?? `http://127.0.0.1:${pushPort}`).replace(/\/+$/, "")
+  }
+}
+
+/** Dev tokens for `all` when none are configured: printed once, so a newcomer can call the routes. */
+export const withDevTokens = (env: Env): { readonly env: Env; readonly generated: Record<string, string> } => {
+  const has = (key: string) => (env[key] ?? "").trim() !== ""
+  if (has(SHARED_TOKEN_KEY) || has(tokenKeys.admin) || has(tokenKeys.recon)) return { env, generated: {} }
+  const generated = {
+    [tokenKeys.admin]: `dev-admin-${randomBytes(18).toString("base64url")}`,
+    [tokenKeys.recon]: `dev-recon-${randomBytes(18).toString("base64url")}`
+  }
+  return { env: { ...env, ...generated }, generated }
+}

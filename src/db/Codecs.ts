@@ -1,0 +1,18 @@
+// Row codecs: PostgreSQL bigint ids arrive as JS bigint and timestamptz as Date; the API speaks
+// plain integers and ISO-8601 strings.
+import { Schema, SchemaTransformation } from "effect"
+
+/** A bigint/bigserial column as a plain integer. */
+export const DbId = Schema.Union([Schema.BigInt, Schema.Number]).pipe(
+  Schema.decodeTo(Schema.Int, SchemaTransformation.transform({ decode: (n) => Number(n), encode: (n) => n }))
+)
+
+/** A timestamptz column as an ISO-8601 string (UTC, with its `Z` offset). */
+export const DbTime = Schema.Date.pipe(
+  Schema.decodeTo(Schema.String, SchemaTransformation.transform({
+    decode: (date) => date.toISOString(),
+    encode: (iso) => new Date(iso)
+  }))
+)
+
+export const DbTimeOrNull = Schema.NullOr(DbTime)

@@ -1,0 +1,108 @@
+// The records of the recon API, decoded from their table rows (ids as integers, times as
+// ISO-8601 strings, amounts as decimal strings). `Schema.toType` of each is its API shape.
+import { Schema } from "effect"
+import { DbId, DbTime, DbTimeOrNull } from "../db/Codecs.ts"
+
+export const PushFormat = Schema.Literals(["smsforwarder", "sms-gateway"])
+export type PushFormat = typeof PushFormat.Type
+
+export const SmsStatus = Schema.Literals([
+  "received", "need_check", "rejected", "duplicate", "ignored", "parse_failed",
+  "parsed", "unmatched", "manual_review", "approving", "approved"
+])
+export type SmsStatus = typeof SmsStatus.Type
+
+export const RuleSource = Schema.Literals(["builtin", "manual", "ai"])
+
+const NullableString = Schema.NullOr(Schema.String)
+
+/** A push registration as stored; the API adds its webhook_url and never shows the secret. */
+export const RegistrationRow = Schema.Struct({
+  id: DbId,
+  device_id: Schema.String,
+  name: NullableString,
+  format: PushFormat,
+  api_url: NullableString,
+  silence_alert_s: Schema.NullOr(Schema.Number),
+  enabled: Schema.Boolean,
+  listener_status: Schema.String,
+  last_event_at: DbTimeOrNull,
+  created_at: DbTime
+})
+
+export const Registration = Schema.Struct({
+  id: Schema.Int,
+  device_id: Schema.String,
+  name: NullableString,
+  format: PushFormat,
+  webhook_url: Schema.String,
+  api_url: NullableString,
+  enabled: Schema.Boolean,
+  listener_status: Schema.String,
+  last_event_at: NullableString,
+  created_at: Schema.String
+})
+export type Registration = typeof Registration.Type
+
+export const TemplateRow = Schema.Struct({
+  id: DbId,
+  bank: Schema.String,
+  sender: NullableString,
+  sample: Schema.String,
+  rule: Schema.String,
+  rule_source: RuleSource,
+  created_at: DbTime
+})
+export const Template = Schema.toType(TemplateRow)
+
+export const PhoneRow = Schema.Struct({
+  id: DbId,
+  phone: Schema.String,
+  bank: NullableString,
+  note: NullableString,
+  created_at: DbTime
+})
+export const Phone = Schema.toType(PhoneRow)
+
+export const DeviceRow = Schema.Struct({
+  id: DbId,
+  device_id: Schema.String,
+  name: NullableString,
+  trusted: Schema.Boolean,
+  last_seen_at: DbTimeOrNull,
+  sms_count: DbId,
+  created_at: DbTime
+})
+export const Device = Schema.toType(DeviceRow)
+
+export const SmsRow = Schema.Struct({
+  id: DbId,
+  device_id: Schema.String,
+  sender: Schema.String,
+  body: Schema.String,
+  received_at: DbTime,
+  status: SmsStatus,
+  bank: NullableString,
+  payer_name: NullableString,
+  amount: NullableString,
+  deposit_id: Schema.NullOr(DbId),
+  created_at: DbTime
+})
+export const Sms = Schema.toType(SmsRow)
+
+/** One SMS with what parsing and matching found (free-form detail written by the worker). */
+export const SmsDetailRow = Schema.Struct({
+  ...SmsRow.fields,
+  duplicate_of: Schema.NullOr(DbId),
+  parse: Schema.NullOr(Schema.Unknown),
+  match: Schema.NullOr(Schema.Unknown)
+})
+export const SmsDetail = Schema.toType(SmsDetailRow)
+
+export const TopInfo = Schema.Struct({
+  sms_need_check_cnt: Schema.Int,
+  parse_fail_cnt: Schema.Int,
+  unmatched_sms_cnt: Schema.Int,
+  duplicate_sms_cnt: Schema.Int
+})
+export type TopInfo = typeof TopInfo.Type

@@ -1,0 +1,62 @@
+// Global middleware of every JSON service: caps request bodies at 64 KiB and turns whatever the
+// framework answers on its own (unknown route, schema violation, body too large, defect) into
+// the envelope, so no response leaks internals or leaves the contract's shape.
+import { ByteSize, Cause, Effect } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpApiError } from "effect/http-api"
+import { SchemaIssue } from "effect"
+import { isDatabaseAway } from "../db/ReconStore.ts"
+import type { SqlError } from "effect/sql"
+import { MAX_BODY_BYTES } from "./CallerAuth.ts"
+import { envelopeResponse, type ErrorStatus, type Issue, messages } from "./Envelope.ts"
+
+const respond = (status: ErrorStatus, detail?: string, issues: ReadonlyArray<Issue> = []) =>
+  envelopeResponse(status, { status, msg: messages[status], data: detail === undefined ? null : { detail, issues } })
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const tagOf = (u: unknown): string | undefined =>
+  typeof u === "object" && u !== null && "_tag" in u ? String((u as { _tag: unknown })._tag) : undefined
+
+/** The envelope for an error the framework or a defect produced, or undefined when it is not ours to answer. */
+const fromError = (error: unknown): HttpServerResponse.HttpServerResponse | undefined => {
+  if (HttpApiError.HttpApiSchemaError.is(error)) {
+    if (error.kind === "Body" || error.kind === "ResponseHeaders") return undefined
+    const issues = formatIssues(error.cause.issue).issues.map((i): Issue => ({
+      path: i.path?.map((p) => (typeof p === "object" && p !== null && "key" in p ? String(p.key) : typeof p === "number" ? p : String(p))) ?? [],
+      message: i.message
+    }))
+    return respond(400, issues.length === 1 ? issues[0]!.message : "the request does not match the schema", issues)
+  }
+  if (tagOf(error) === "HttpServerError") {
+    const reason = (error as { reason: { _tag: string; reason?: string } }).reason
+    if (reason._tag === "RouteNotFound") return respond(404, "no such route")
+    if (reason._tag === "RequestParseError") {
+      return reason.reason === "BodyTooLarge" ? respond(413, `the body is over ${MAX_BODY_BYTES} bytes`) : respond(400, "the body could not be read")
+    }
+  }
+  if (tagOf(error) === "SqlError" && isDatabaseAway(error as SqlError.SqlError)) return respond(503, "the database is unreachable")
+  return undefined
+}
+
+const isEnvelope = (response: HttpServerResponse.HttpServerResponse) =>
+  ("contentType" in response.body ? response.body.contentType ?? "" : "").startsWith("application/json")
+
+export const EnvelopeMiddleware = HttpRouter.middleware((app) =>
+  app.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      const errors = [...cause.reasons.map((r) => (r._tag === "Fail" ? r.error : r._tag === "Die" ? r.defect : undefined))]
+      for (const error of errors) {
+        const response = fromError(error)
+        if (response !== undefined) return Effect.succeed(response)
+      }
+      return Effect.logError("request failed", cause).pipe(Effect.as(respond(500)))
+    }),
+    Effect.map((response) =>
+      response.status >= 400 && !isEnvelope(response)
+        ? respond((response.status in messages ? response.status : 500) as ErrorStatus)
+        : response
+    )
+  ), { global: true })

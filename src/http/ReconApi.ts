@@ -1,0 +1,109 @@
+// The recon_service API of DESIGN section 5 as a pure HttpApi definition: served by
+// ReconServer, documented at /internal/recon/openapi.json, and the source of admin's typed client.
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { Device, PushFormat, Phone, Registration, Sms, SmsDetail, SmsStatus, Template, TopInfo } from "../domain/Records.ts"
+import { CallerAuth } from "./CallerAuth.ts"
+import { ErrorEnvelopes, Ok } from "./Envelope.ts"
+
+/** Absent, or null (treated as absent). */
+const opt = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
+const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
+const NonEmptyText = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
+const Id = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+const IsoTime = Schema.String.check(Schema.makeFilter((s) => !Number.isNaN(Date.parse(s)) || "expected an ISO-8601 time"))
+
+const Paging = {
+  page: opt(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
+  page_size: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })))
+}
+const Page = <S extends Schema.Top>(item: S) =>
+  Schema.Struct({ items: Schema.Array(item), total: Schema.Int, page: Schema.Int, page_size: Schema.Int })
+
+const ById = Schema.Struct({ id: Id })
+const Deleted = Schema.Struct({ id: Schema.Int })
+
+const post = <const Name extends string, P extends Schema.Struct.Fields, S extends Schema.Top>(
+  name: Name,
+  path: `/${string}`,
+  payload: P,
+  data: S
+) =>
+  HttpApiEndpoint.post(name, path, {
+    payload: Schema.Struct(payload),
+    success: Ok(data),
+    error: ErrorEnvelopes
+  })
+
+export const DeviceIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
+
+export class PushsvcGroup extends HttpApiGroup.make("pushsvc").add(
+  post("list", "/pushsvc/list", { ...Paging, device_id: opt(Text(64)), enabled: opt(Schema.Boolean) }, Page(Registration)),
+  post("addDevice", "/pushsvc/add_device", {
+    device_id: Schema.String.check(Schema.isPattern(DeviceIdPattern)),
+    name: opt(Text(200)),
+    format: PushFormat,
+    secret: opt(NonEmptyText(256)),
+    api_url: opt(Schema.String.check(Schema.isPattern(/^https?:\/\/[^\s]{1,2000}$/))),
+    silence_alert_s: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 30 * 86_400 })))
+  }, Registration),
+  post("delete", "/pushsvc/delete", ById.fields, Deleted)
+) {}
+
+export class TemplateGroup extends HttpApiGroup.make("template").add(
+  post("list", "/shooter/template/recharge/list", { ...Paging, bank: opt(Text(64)) }, Page(Template)),
+  post("add", "/shooter/template/recharge/add", {
+    bank: NonEmptyText(64),
+    sample: NonEmptyText(2000),
+    sender: opt(Text(64)),
+    rule: opt(NonEmptyText(2000))
+  }, Template),
+  post("delete", "/shooter/template/recharge/delete", ById.fields, Deleted)
+) {}
+
+export class PhoneGroup extends HttpApiGroup.make("phone").add(
+  post("list", "/shooter/phone/list", { ...Paging, keyword: opt(Text(64)) }, Page(Phone)),
+  post("add", "/shooter/phone/add", { phone: NonEmptyText(32), bank: opt(Text(64)), note: opt(Text(500)) }, Phone),
+  post("delete", "/shooter/phone/delete", ById.fields, Deleted)
+) {}
+
+export class SmsGroup extends HttpApiGroup.make("sms").add(
+  post("list", "/shooter/sms/list", {
+    ...Paging,
+    status: opt(SmsStatus),
+    device_id: opt(Text(64)),
+    sender: opt(Text(64)),
+    keyword: opt(Text(200)),
+    since: opt(IsoTime),
+    until: opt(IsoTime)
+  }, Page(Sms)),
+  post("get", "/shooter/sms/get", ById.fields, SmsDetail),
+  post("reset", "/shooter/sms/reset", ById.fields, Sms),
+  post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]) }, Sms)
+) {}
+
+export class DeviceGroup extends HttpApiGroup.make("device").add(
+  post("list", "/shooter/device/list", { ...Paging, trusted: opt(Schema.Boolean) }, Page(Device)),
+  post("trust", "/shooter/device/trust", { id: Id, trusted: opt(Schema.Boolean) }, Device),
+  post("delete", "/shooter/device/delete", ById.fields, Deleted)
+) {}
+
+export class StatsGroup extends HttpApiGroup.make("stats").add(
+  post("topInfo", "/stats/top-info", {}, TopInfo)
+) {}
+
+export class ReconApi extends HttpApi.make("recon")
+  .add(PushsvcGroup)
+  .add(TemplateGroup)
+  .add(PhoneGroup)
+  .add(SmsGroup)
+  .add(DeviceGroup)
+  .add(StatsGroup)
+  .middleware(CallerAuth)
+  .prefix("/internal/recon")
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
+  .annotateMerge(OpenApi.annotations({
+    title: "recon_service",
+    description: "Internal reconciliation API. Every route takes the admin caller's X-Internal-Service-Token."
+  }))
+{}

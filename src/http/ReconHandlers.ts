@@ -1,0 +1,99 @@
+// The handlers of the recon API: validation beyond the schema, then one ReconStore call each.
+import { Effect, Layer, Result } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { LlmClient } from "../clients/LlmClient.ts"
+import { ReconStore } from "../db/ReconStore.ts"
+import { normalizePhone } from "../domain/Phone.ts"
+import type { Registration } from "../domain/Records.ts"
+import { validateRule } from "../domain/TemplateRule.ts"
+import { fail, ok } from "./Envelope.ts"
+import { ReconApi } from "./ReconApi.ts"
+
+/** The webhook a phone posts to: the worker's push listener, per device. */
+export const webhookUrl = (base: string, deviceId: string) => `${base}/push/${encodeURIComponent(deviceId)}`
+
+const withWebhook = (base: string) => <R extends Omit<Registration, "webhook_url"> & { silence_alert_s?: unknown }>(row: R): Registration => {
+  const { silence_alert_s: _, ...rest } = row
+  return { ...rest, webhook_url: webhookUrl(base, row.device_id) }
+}
+
+export const reconHandlers = (pushPublicUrl: string) => {
+  const webhook = withWebhook(pushPublicUrl)
+
+  const pushsvc = HttpApiBuilder.group(ReconApi, "pushsvc", Effect.fn(function*(handlers) {
+    const store = yield* ReconStore
+    return handlers
+      .handle("list", ({ payload }) =>
+        store.listRegistrations(payload).pipe(Effect.map((page) => ok({ ...page, items: page.items.map(webhook) }))))
+      .handle("addDevice", ({ payload }) => store.addRegistration(payload).pipe(Effect.map((row) => ok(webhook(row)))))
+      .handle("delete", ({ payload }) => store.deleteRegistration(payload.id).pipe(Effect.map(ok)))
+  }))
+
+  const template = HttpApiBuilder.group(ReconApi, "template", Effect.fn(function*(handlers) {
+    const store = yield* ReconStore
+    const llm = yield* LlmClient
+    return handlers
+      .handle("list", ({ payload }) => store.listTemplates(payload).pipe(Effect.map(ok)))
+      .handle("add", Effect.fn(function*({ payload }) {
+        const sender = payload.sender ?? null
+        const rule = payload.rule ?? undefined
+        if (rule !== undefined) {
+          const checked = validateRule(rule, payload.sample)
+          if (Result.isFailure(checked)) return yield* fail(422, checked.failure.detail)
+          return ok(yield* store.addTemplate({ bank: payload.bank, sender, sample: payload.sample, rule, rule_source: "manual" }))
+        }
+        if (!llm.enabled) {
+          return yield* fail(422, "a rule is required: AI rule generation is off (SVC_RECON_LLM_API_KEY is not set)")
+        }
+        const generated = yield* llm.generateRule({ bank: payload.bank, sample: payload.sample, sender: payload.sender ?? undefined }).pipe(
+          Effect.mapError((e) => fail(502, `the AI gateway gave no usable rule: ${e.detail}`))
+        )
+        return ok(yield* store.addTemplate({
+          bank: payload.bank,
+          sender,
+          sample: payload.sample,
+          rule: generated.source,
+          rule_source: "ai"
+        }))
+      }))
+      .handle("delete", ({ payload }) => store.deleteTemplate(payload.id).pipe(Effect.map(ok)))
+  }))
+
+  const phone = HttpApiBuilder.group(ReconApi, "phone", Effect.fn(function*(handlers) {
+    const store = yield* ReconStore
+    return handlers
+      .handle("list", ({ payload }) => store.listPhones(payload).pipe(Effect.map(ok)))
+      .handle("add", Effect.fn(function*({ payload }) {
+        const number = normalizePhone(payload.phone)
+        if (number === undefined) {
+          return yield* fail(400, "phone is not a phone number", [{ path: ["phone"], message: "expected a phone number" }])
+        }
+        return ok(yield* store.addPhone(number, payload.bank ?? null, payload.note ?? null))
+      }))
+      .handle("delete", ({ payload }) => store.deletePhone(payload.id).pipe(Effect.map(ok)))
+  }))
+
+  const sms = HttpApiBuilder.group(ReconApi, "sms", Effect.fn(function*(handlers) {
+    const store = yield* ReconStore
+    return handlers
+      .handle("list", ({ payload }) => store.listSms(payload).pipe(Effect.map(ok)))
+      .handle("get", ({ payload }) => store.getSms(payload.id).pipe(Effect.map(ok)))
+      .handle("reset", ({ payload }) => store.resetSms(payload.id).pipe(Effect.map(ok)))
+      .handle("check", ({ payload }) => store.checkSms(payload.id, payload.result).pipe(Effect.map(ok)))
+  }))
+
+  const device = HttpApiBuilder.group(ReconApi, "device", Effect.fn(function*(handlers) {
+    const store = yield* ReconStore
+    return handlers
+      .handle("list", ({ payload }) => store.listDevices(payload).pipe(Effect.map(ok)))
+      .handle("trust", ({ payload }) => store.trustDevice(payload.id, payload.trusted ?? true).pipe(Effect.map(ok)))
+      .handle("delete", ({ payload }) => store.deleteDevice(payload.id).pipe(Effect.map(ok)))
+  }))
+
+  const stats = HttpApiBuilder.group(ReconApi, "stats", Effect.fn(function*(handlers) {
+    const store = yield* ReconStore
+    return handlers.handle("topInfo", () => store.topInfo().pipe(Effect.map(ok)))
+  }))
+
+  return Layer.mergeAll(pushsvc, template, phone, sms, device, stats)
+}

@@ -1,0 +1,59 @@
+// recon_service: the recon API, its OpenAPI document and the public GET /health, on one port.
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Redacted } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, OpenApi } from "effect/http-api"
+import { createServer } from "node:http"
+import { LlmClient } from "../clients/LlmClient.ts"
+import type { ReconSettings } from "../config/AppConfig.ts"
+import { ReconStore } from "../db/ReconStore.ts"
+import { TOKEN_HEADER } from "./CallerAuth.ts"
+import { fail } from "./Envelope.ts"
+import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
+import { ReconApi } from "./ReconApi.ts"
+import { reconHandlers } from "./ReconHandlers.ts"
+import { CallerAuthLive, tokenMatcher } from "./TokenAuth.ts"
+
+const HealthRoute = Layer.unwrap(Effect.gen(function*() {
+  const store = yield* ReconStore
+  return HttpRouter.add("GET", "/health", Effect.map(store.ping(), (up) =>
+    up
+      ? HttpServerResponse.jsonUnsafe({ status: "ok" })
+      : HttpServerResponse.jsonUnsafe({ status: "unavailable" }, { status: 503 })))
+}))
+
+const openApiRoute = (accepted: ReadonlyArray<string>) => {
+  const matches = tokenMatcher(accepted)
+  const document = OpenApi.fromApi(ReconApi)
+  return HttpRouter.add("GET", "/internal/recon/openapi.json", Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (!matches(request.headers[TOKEN_HEADER.toLowerCase()] ?? "")) {
+      return yield* fail(401, `missing or wrong ${TOKEN_HEADER}`)
+    }
+    return HttpServerResponse.jsonUnsafe(document)
+  }))
+}
+
+/** The routes of recon_service, given a SqlClient (tests serve them on port 0). */
+export const reconRoutes = (settings: ReconSettings) =>
+  Layer.mergeAll(
+    HttpApiBuilder.layer(ReconApi).pipe(
+      Layer.provide(reconHandlers(settings.pushPublicUrl)),
+      Layer.provide(CallerAuthLive(settings.tokens.accepted))
+    ),
+    openApiRoute(settings.tokens.accepted),
+    HealthRoute,
+    EnvelopeMiddleware
+  ).pipe(
+    Layer.provide(ReconStore.layer),
+    Layer.provide(LlmClient.layer({
+      apiKey: settings.llm.apiKey === undefined ? undefined : Redacted.make(settings.llm.apiKey),
+      model: settings.llm.model,
+      baseUrl: settings.llm.baseUrl
+    }))
+  )
+
+export const ReconServerLive = (settings: ReconSettings) =>
+  HttpRouter.serve(reconRoutes(settings)).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port: settings.port }))
+  )
