@@ -1,6 +1,6 @@
 // Composition of the service commands: configuration, database, migrations, servers.
 import { Effect, Layer } from "effect"
-import { readDatabaseUrl, readReconSettings, withDevTokens } from "./config/AppConfig.ts"
+import { readDatabaseUrl, readLogSettings, readReconSettings, withDevTokens } from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
 import { DatabaseLive, DatabaseUrl } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
@@ -16,7 +16,11 @@ export const main = (command: "recon" | "all" | "migrate", args: ReadonlyArray<s
     process.exit(2)
   }
   const { env, generated } = command === "all" ? withDevTokens(process.env) : { env: process.env, generated: {} }
-  const databaseUrl = readConfigOrExit(env, readDatabaseUrl)
+  const { databaseUrl, recon } = readConfigOrExit(env, (config) => ({
+    log: readLogSettings(config),
+    databaseUrl: readDatabaseUrl(config),
+    recon: command === "migrate" ? undefined : readReconSettings(config)
+  }))
 
   if (command === "migrate") {
     return runCommand(Effect.gen(function*() {
@@ -25,7 +29,7 @@ export const main = (command: "recon" | "all" | "migrate", args: ReadonlyArray<s
     }).pipe(Effect.provide(DatabaseLive(databaseUrl)), Effect.scoped), env)
   }
 
-  const recon = readConfigOrExit(env, readReconSettings)
+  if (recon === undefined) return
   const announce = Layer.effectDiscard(Effect.gen(function*() {
     const db = yield* DatabaseUrl
     const lines = [

@@ -6,9 +6,13 @@ const [command, ...args] = process.argv.slice(2)
 const usage = `usage: recon <command>
   recon      recon_service (internal API, port 8017)
   all        every service in one process (embedded PostgreSQL when DATABASE_URL is unset)
-  migrate    apply the database migrations and exit`
+  migrate    apply the database migrations and exit
+  probe      worker health check: reads the heartbeat file, exit 0 ready / 1 not`
 
 switch (command) {
+  case "probe":
+    ;(await import("./health/probe.ts")).main(args)
+    break
   case "recon":
   case "all":
   case "migrate":

@@ -8,7 +8,7 @@ import { SchemaIssue } from "effect"
 import { isDatabaseAway } from "../db/ReconStore.ts"
 import type { SqlError } from "effect/sql"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
-import { envelopeResponse, type ErrorStatus, type Issue, messages } from "./Envelope.ts"
+import { ApiFailure, envelopeResponse, type ErrorStatus, type Issue, messages } from "./Envelope.ts"
 
 const respond = (status: ErrorStatus, detail?: string, issues: ReadonlyArray<Issue> = []) =>
   envelopeResponse(status, { status, msg: messages[status], data: detail === undefined ? null : { detail, issues } })
@@ -20,6 +20,7 @@ const tagOf = (u: unknown): string | undefined =>
 
 /** The envelope for an error the framework or a defect produced, or undefined when it is not ours to answer. */
 const fromError = (error: unknown): HttpServerResponse.HttpServerResponse | undefined => {
+  if (error instanceof ApiFailure) return respond(error.status, error.data?.detail, error.data?.issues)
   if (HttpApiError.HttpApiSchemaError.is(error)) {
     if (error.kind === "Body" || error.kind === "ResponseHeaders") return undefined
     const issues = formatIssues(error.cause.issue).issues.map((i): Issue => ({

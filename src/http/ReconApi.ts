@@ -30,7 +30,9 @@ const post = <const Name extends string, P extends Schema.Struct.Fields, S exten
   data: S
 ) =>
   HttpApiEndpoint.post(name, path, {
-    payload: Schema.Struct(payload),
+    // An empty struct accepts any object; the contract's `{}` accepts nothing else.
+    payload: Object.keys(payload).length === 0 ? Schema.Struct(payload).check(Schema.makeFilter((u) =>
+      (typeof u === "object" && u !== null && !Array.isArray(u) && Object.keys(u).length === 0) || "expected an empty object")) : Schema.Struct(payload),
     success: Ok(data),
     error: ErrorEnvelopes
   })

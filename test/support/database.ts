@@ -14,20 +14,24 @@ const withDatabaseName = (url: string, name: string) => {
 }
 
 /** Creates an empty database and answers its URL. */
-export const createTestDatabase = async (prefix = "t"): Promise<string> => {
+export const createTestDatabase = (prefix = "t"): Promise<string> => createTestDatabaseOn(serverUrl(), prefix)
+
+/** Creates a database and applies the migrations; answers its URL. */
+export const createMigratedDatabase = (prefix = "t"): Promise<string> => createMigratedDatabaseOn(serverUrl(), prefix)
+
+export const createTestDatabaseOn = async (server: string, prefix = "t"): Promise<string> => {
   const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   await Effect.runPromise(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql.unsafe(`CREATE DATABASE "${name}"`)
-    }).pipe(Effect.provide(pgLayer(Redacted.make(serverUrl()), { maxConnections: 1 })), Effect.scoped)
+    }).pipe(Effect.provide(pgLayer(Redacted.make(server), { maxConnections: 1 })), Effect.scoped)
   )
-  return withDatabaseName(serverUrl(), name)
+  return withDatabaseName(server, name)
 }
 
-/** Creates a database and applies the migrations; answers its URL. */
-export const createMigratedDatabase = async (prefix = "t"): Promise<string> => {
-  const url = await createTestDatabase(prefix)
+export const createMigratedDatabaseOn = async (server: string, prefix = "t"): Promise<string> => {
+  const url = await createTestDatabaseOn(server, prefix)
   await Effect.runPromise(runMigrations().pipe(Effect.provide(pgLayer(Redacted.make(url), { maxConnections: 1 }))))
   return url
 }

@@ -1,0 +1,60 @@
+// Messages that are never deposits: withdrawals, card approvals and cancellations, transfers out,
+// OTPs, notices, advertisements and unfilled templates. An AI-generated rule that extracts a
+// deposit from any of them is rejected. The first rows are the `wd`/`other` rows of the
+// development corpus (shared/corpus/sms-dev.tsv, verbatim); the rest are modelled on them.
+
+export interface KnownNonDeposit {
+  readonly kind: "wd" | "other"
+  readonly bank: string
+  readonly text: string
+}
+
+export const knownNonDeposits: ReadonlyArray<KnownNonDeposit> = [
+  // From the corpus.
+  { kind: "wd", bank: "IBK기업", text: "[Web발신] 2024/11/15 12:57 출금 354,594원 잔액 50,622원 현대카드 469***03801011 기업" },
+  { kind: "wd", bank: "IBK기업", text: "[Web발신]\n2026/06/10 10:00\n출금 320,000원\n잔액 500,000원\n국민연금공단\n469***03801011\n기업" },
+  { kind: "wd", bank: "IBK기업", text: "[Web발신]\n[IBK]06/12 14:23\n지급 250,000원\n한국전력공사\n잔액 984,567원\n123-******-01-012" },
+  { kind: "other", bank: "KB국민", text: "[Web발신]\n[KB]09\\/06 15:09\n218301**044\n{{verificationCode}}\n입금\n{{amount}}\n잔액4" },
+  { kind: "wd", bank: "KB국민", text: "보낸사람 : 16449999\n[KB]07/07 18:29\n945802**314\n박인호\n출금\n2,960,000\n잔액560,000\nccc" },
+  { kind: "wd", bank: "KB국민", text: "이*름님 09/03 16:46 941602-**-***318 쿠팡 FBS출금 8,110 잔액77,139" },
+  { kind: "wd", bank: "KB국민", text: "[Web발신] [KB]11/18 14:58 279801**027 과일놀이터 체크카드출금 18,000 잔액238,281" },
+  { kind: "wd", bank: "KB국민", text: "[KB]04/12 15:30 출금 10,000 잔액 1,224,567" },
+  { kind: "wd", bank: "KDB산업", text: "[Web발신]\n(KDB)020****3636709\n출금\n100,000원\n윤혜령\n잔액30,075,963원 07:32:29" },
+  { kind: "other", bank: "NH농협", text: "[농협] 입금 예정 안내 10,000원" },
+  { kind: "wd", bank: "NH농협", text: "보낸사람 : 15882100\n[Web발신]\n농협 출금780,500원\n07/06 15:27 352-****-7417-43 (주)재호 잔액505,010원" },
+  { kind: "wd", bank: "NH농협", text: "[Web발신]\n농협 출금2,500원\n11/03 17:43 301-****-2640-41 파우PC 잔액5,428원" },
+  { kind: "wd", bank: "NH농협(legacy ~2010)", text: "농협 2010/02/17 302-0080-1997-** 1,000원(성시원)출금.잔액0원" },
+  { kind: "wd", bank: "iM뱅크(대구)", text: "iM뱅크 12/30 10:00 50813*03093 출금 55,000 잔액 1,134,248 관리비" },
+  { kind: "other", bank: "unknown", text: "입금 10,000원 입금 20,000원 홍길동" },
+  { kind: "wd", bank: "unknown", text: "출금 10,000원 입금계좌 123-456 홍길동" },
+  { kind: "other", bank: "신한", text: "[Web발신] [신한은행] 인증번호 [482913] 타인에게 알려주지 마세요" },
+  { kind: "wd", bank: "신한", text: "보낸사람 : 15778000()\n[Web발신]\n신한07/04 15:18\n110-496-922482\n출금   7,900,000\n잔액 11,040,045\n 주식회사 넥스\nbbb" },
+  { kind: "wd", bank: "신한(legacy ~2010)", text: "신한 02/11 08:09[110-290-795***]지급      10,000잔액      15,600004.김미경" },
+  { kind: "wd", bank: "신협", text: "보낸사람 : 15666000()\n신협132*****2222 07/07 18:38 출금 2,870,000원 이신자 잔액540,000원\nccc" },
+  { kind: "wd", bank: "우리", text: "[Web발신] 우리 11/17 18:17 *250284 출금 3,000원 서울특별시－현 잔액 214,164원" },
+  { kind: "wd", bank: "우체국(legacy ~2010)", text: "우체국,23:44\n610********249\n출금1,250,000원\n잔액74,456,645원\n이성호" },
+  { kind: "wd", bank: "전북", text: "[Web발신]\n[전북]####946\n출금25,800원\n잔액1,115,316원\n12/24 13:39\n모> 신한신헌섭" },
+  { kind: "other", bank: "카카오뱅크", text: "[Web발신]\n[카카오뱅크]\n남*현(3873)\n05\\/14 11:30\n입금 {{amount}}\n{{verificationCode}}\n잔액 6원" },
+  { kind: "wd", bank: "카카오뱅크", text: "[Web발신] [카카오뱅크] 심*민(8205) 01/26 12:23 출금 20,000원 홍원표(경동나비엔용 잔액 9,733,979원" },
+  { kind: "other", bank: "케이뱅크", text: "케이뱅크 [케이뱅크] 서비스 일시 중단 안내 고객님 안녕하세요 10월 18일 일요일 00시에서 10시까지" },
+  { kind: "wd", bank: "토스(sentence)", text: "홍길동님께 50,000원을 보냈어요" },
+  { kind: "wd", bank: "한국투자증권", text: "보낸사람 : 15445000\n[한국투자]05:11\n43****83-01\n이체출금\n2,700,000원\n(잔액507,500)\n하나은행 이신자" },
+  // Modelled on the corpus: card approvals and cancellations, transfers out, deposit reversals, OTPs, ads.
+  { kind: "wd", bank: "KB국민", text: "[Web발신]\nKB국민체크(5678)\n홍*동님\n11/20 12:31\n5,600원\n스타벅스코리아 사용" },
+  { kind: "wd", bank: "신한카드", text: "[Web발신]\n신한카드(1234)승인 홍*동 12,000원(일시불)11/21 19:02 GS25역삼점 누적1,234,560원" },
+  { kind: "other", bank: "신한카드", text: "[Web발신]\n신한카드(1234)취소 홍*동 12,000원(일시불)11/21 19:05 GS25역삼점" },
+  { kind: "wd", bank: "삼성카드", text: "삼성1337승인 홍*동\n45,000원 일시불\n11/22 13:10 쿠팡\n누적512,300원" },
+  { kind: "other", bank: "NH카드", text: "[Web발신]\nNH카드3*5*승인취소\n홍*동\n32,000원\n11/24 09:12\n이마트 성수점" },
+  { kind: "other", bank: "케이뱅크", text: "[케이뱅크] 체크카드 승인취소 12,500원 11/29 10:11 배달의민족 홍*동" },
+  { kind: "wd", bank: "카카오뱅크", text: "[Web발신] [카카오뱅크] 홍*동(1234) 11/25 10:00 자동이체출금 55,000원 KT통신요금 잔액 1,179,567원" },
+  { kind: "wd", bank: "토스뱅크", text: "토스뱅크\n11/25 08:00\n출금 30,000원\n김철수님\n잔액 470,000원" },
+  { kind: "wd", bank: "하나", text: "[Web발신]\n하나,11/26, 14:02\n123-******-12345\n출금30,000원\n김영수\n잔액970,000원" },
+  { kind: "wd", bank: "새마을금고", text: "[MG새마을금고]\n11/28 12:00\n9002-****-1234\n출금 200,000원\n이영희\n잔액 800,000원" },
+  { kind: "wd", bank: "KB국민", text: "[Web발신]\n[KB]11/30 09:00\n821337**680\n홍길동\n입금취소\n50,000\n잔액1,000,000" },
+  { kind: "wd", bank: "NH농협", text: "[Web발신]\n농협 이체출금50,000원\n11/30 16:20 352-****-4273-63 박민수 잔액1,450,000원" },
+  { kind: "other", bank: "우리", text: "[Web발신]\n[우리은행] 인증번호 [391024]를 입력해주세요. 타인에게 절대 알려주지 마세요." },
+  { kind: "other", bank: "KB국민", text: "(광고)[KB국민은행] 홍길동님, 최대 1억원 비상금대출! 금리 연 4.5%~ 신청 kbstar.com 무료수신거부 080-000-0000" },
+  { kind: "other", bank: "하나", text: "(광고)[하나은행] 첫 입금 시 최대 50,000원 캐시백! 지금 가입하세요 무료수신거부 080-111-1111" },
+  { kind: "other", bank: "KB국민", text: "[국외발신]\n[KB국민] 해외결제 승인 985,000원 정상결제가 아닐 경우 고객센터 문의 바랍니다" },
+  { kind: "other", bank: "NH농협", text: "[NH농협] 고객님의 계좌 352-****-4273-63 가 12/15 휴면계좌로 전환될 예정입니다. 잔액 10,000원" }
+]

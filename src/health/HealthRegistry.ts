@@ -1,0 +1,140 @@
+// The worker's health registry: per-loop freshness, exits and restarts, and the readiness derived
+// from them (DESIGN section 8), with a stream of readiness changes for the heartbeat writer.
+import { Clock, Context, DateTime, Duration, Effect, FiberHandle, Layer, Option, Schema, Stream, SubscriptionRef } from "effect"
+
+export interface LoopSpec {
+  readonly name: string
+  /** The loop is stale once this long has passed since its last successful pass. */
+  readonly ttl: Duration.Input
+}
+
+export const LoopState = Schema.Literals(["starting", "running", "stale", "exited", "restarting"])
+export type LoopState = typeof LoopState.Type
+
+export interface LoopHealth {
+  readonly name: string
+  readonly state: LoopState
+  readonly ttl: Duration.Duration
+  readonly lastSuccessAt: Option.Option<DateTime.Utc>
+  readonly fresh: boolean
+  readonly restarts: number
+}
+
+export interface HealthSnapshot {
+  readonly ready: boolean
+  readonly at: DateTime.Utc
+  readonly loops: ReadonlyArray<LoopHealth>
+}
+
+export class HealthRegistry extends Context.Service<HealthRegistry, {
+  /** A pass of the loop succeeded now. */
+  reportSuccess(name: string): Effect.Effect<void>
+  /** The loop's fiber exited: not ready from this very moment until its next success. */
+  reportExit(name: string): Effect.Effect<void>
+  /** The supervisor started the loop again. */
+  reportRestart(name: string): Effect.Effect<void>
+  readonly snapshot: Effect.Effect<HealthSnapshot>
+  readonly ready: Effect.Effect<boolean>
+  /** The current readiness, then every change of it. */
+  readonly readiness: Stream.Stream<boolean>
+}>()("recon/health/HealthRegistry") {
+  static layer(loops: ReadonlyArray<LoopSpec>): Layer.Layer<HealthRegistry> {
+    return Layer.effect(HealthRegistry, make(loops))
+  }
+}
+
+interface Entry {
+  readonly name: string
+  readonly ttlMillis: number
+  lastSuccessAt: number | undefined
+  exited: boolean
+  restarting: boolean
+  restarts: number
+}
+
+const isFresh = (entry: Entry, now: number): boolean =>
+  !entry.exited && !entry.restarting && entry.lastSuccessAt !== undefined &&
+  now - entry.lastSuccessAt < entry.ttlMillis
+
+const stateOf = (entry: Entry, now: number, startedAt: number): LoopState => {
+  if (entry.exited) return "exited"
+  if (entry.restarting) return "restarting"
+  if (isFresh(entry, now)) return "running"
+  // A loop still inside its first TTL is starting; after that, never having succeeded is stale.
+  return entry.lastSuccessAt === undefined && now - startedAt < entry.ttlMillis ? "starting" : "stale"
+}
+
+const make = Effect.fnUntraced(function*(loops: ReadonlyArray<LoopSpec>) {
+  const entries = new Map<string, Entry>(loops.map((loop) => [loop.name, {
+    name: loop.name,
+    ttlMillis: Duration.toMillis(Duration.fromInputUnsafe(loop.ttl)),
+    lastSuccessAt: undefined,
+    exited: false,
+    restarting: false,
+    restarts: 0
+  }]))
+  const startedAt = yield* Clock.currentTimeMillis
+  const readyRef = yield* SubscriptionRef.make(false)
+  // One pending timer that re-evaluates readiness when the earliest fresh loop expires.
+  const runTimer = yield* FiberHandle.makeRuntime<never, never, void>()
+
+  const isReady = (now: number) => entries.size > 0 && Array.from(entries.values()).every((e) => isFresh(e, now))
+
+  // Publishes readiness (only when it changed) and re-arms the expiry timer; runs after every change.
+  const refresh: Effect.Effect<void> = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const ready = isReady(now)
+    if (SubscriptionRef.getUnsafe(readyRef) !== ready) yield* SubscriptionRef.set(readyRef, ready)
+    let earliest = Infinity
+    for (const entry of entries.values()) {
+      if (isFresh(entry, now)) earliest = Math.min(earliest, entry.lastSuccessAt! + entry.ttlMillis)
+    }
+    if (earliest !== Infinity) runTimer(Effect.sleep(earliest - now).pipe(Effect.andThen(refresh)))
+  })
+
+  const update = (name: string, f: (entry: Entry, now: number) => void) =>
+    Effect.gen(function*() {
+      const entry = entries.get(name)
+      if (entry === undefined) return yield* Effect.logWarning(`health report for unknown loop ${name}`)
+      f(entry, yield* Clock.currentTimeMillis)
+      yield* refresh
+    })
+
+  const loopHealth = (entry: Entry, now: number): LoopHealth => ({
+    name: entry.name,
+    state: stateOf(entry, now, startedAt),
+    ttl: Duration.millis(entry.ttlMillis),
+    lastSuccessAt: entry.lastSuccessAt === undefined
+      ? Option.none()
+      : Option.some(DateTime.makeUnsafe(entry.lastSuccessAt)),
+    fresh: isFresh(entry, now),
+    restarts: entry.restarts
+  })
+
+  return HealthRegistry.of({
+    reportSuccess: (name) =>
+      update(name, (entry, now) => {
+        entry.lastSuccessAt = now
+        entry.exited = false
+        entry.restarting = false
+      }),
+    reportExit: (name) =>
+      update(name, (entry) => {
+        entry.exited = true
+        entry.restarting = false
+      }),
+    reportRestart: (name) =>
+      update(name, (entry) => {
+        entry.exited = false
+        entry.restarting = true
+        entry.restarts += 1
+      }),
+    snapshot: Effect.map(Clock.currentTimeMillis, (now) => ({
+      ready: isReady(now),
+      at: DateTime.makeUnsafe(now),
+      loops: Array.from(entries.values(), (entry) => loopHealth(entry, now))
+    })),
+    ready: Effect.map(Clock.currentTimeMillis, isReady),
+    readiness: SubscriptionRef.changes(readyRef).pipe(Stream.changes)
+  })
+})

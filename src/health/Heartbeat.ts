@@ -1,0 +1,72 @@
+// The worker's heartbeat file: the health snapshot as JSON, replaced atomically every few seconds
+// and at once whenever readiness changes, for `probe` (and, as the same JSON, `GET /health/ready`).
+import { DateTime, Duration, Effect, FileSystem, Layer, Option, Schema, Stream } from "effect"
+import { HealthRegistry, LoopState } from "./HealthRegistry.ts"
+import type { HealthSnapshot } from "./HealthRegistry.ts"
+
+export const defaultPath = "/tmp/recon-worker.heartbeat"
+
+export const HeartbeatLoop = Schema.Struct({
+  state: LoopState,
+  last_success_at: Schema.NullOr(Schema.String),
+  ttl_s: Schema.Number,
+  fresh: Schema.Boolean,
+  restarts: Schema.Number
+})
+
+export const HeartbeatJson = Schema.Struct({
+  ready: Schema.Boolean,
+  pid: Schema.Number,
+  written_at: Schema.String,
+  loops: Schema.Record(Schema.String, HeartbeatLoop)
+})
+export type HeartbeatJson = typeof HeartbeatJson.Type
+
+/** The contract's JSON for a snapshot; `written_at` is the snapshot's time. */
+export const toHeartbeatJson = (snapshot: HealthSnapshot, pid: number = process.pid): HeartbeatJson => ({
+  ready: snapshot.ready,
+  pid,
+  written_at: DateTime.formatIso(snapshot.at),
+  loops: Object.fromEntries(snapshot.loops.map((loop) => [loop.name, {
+    state: loop.state,
+    last_success_at: Option.match(loop.lastSuccessAt, { onNone: () => null, onSome: DateTime.formatIso }),
+    ttl_s: Duration.toSeconds(loop.ttl),
+    fresh: loop.fresh,
+    restarts: loop.restarts
+  }]))
+})
+
+/** Write-then-rename in the same directory, so a reader never sees a half-written file. */
+export const writeAtomically = Effect.fnUntraced(function*(path: string, text: string) {
+  const fs = yield* FileSystem.FileSystem
+  const temp = `${path}.${process.pid}.tmp`
+  yield* fs.writeFileString(temp, text)
+  yield* fs.rename(temp, path).pipe(Effect.tapError(() => Effect.ignore(fs.remove(temp, { force: true }))))
+})
+
+export interface HeartbeatOptions {
+  /** The lead passes SVC_WORKER_HEARTBEAT_FILE here. */
+  readonly path?: string | undefined
+  readonly every?: Duration.Input | undefined
+}
+
+/** Writes the heartbeat at start, every `every` (5 s) and on each readiness change; never returns. */
+export const run = Effect.fnUntraced(function*(options: HeartbeatOptions = {}) {
+  const registry = yield* HealthRegistry
+  const path = options.path ?? defaultPath
+  const write = registry.snapshot.pipe(
+    Effect.flatMap((snapshot) => writeAtomically(path, JSON.stringify(toHeartbeatJson(snapshot)))),
+    // A failed write is retried on the next tick; the file going old is what makes the probe fail.
+    Effect.catch((error) => Effect.logWarning(`heartbeat write to ${path} failed`, error))
+  )
+  // Both sources fire at start (the readiness stream replays its current value): one extra write
+  // is cheaper than a window where a change could slip between the first write and the subscription.
+  const triggers = Stream.tick(options.every ?? "5 seconds").pipe(Stream.merge(registry.readiness))
+  // One consumer: writes never overlap, so they can share the temp file.
+  yield* Stream.runForEach(triggers, () => write)
+  return yield* Effect.never
+})
+
+/** The heartbeat writer as a background fiber for the worker's layer graph. */
+export const layer = (options: HeartbeatOptions = {}): Layer.Layer<never, never, HealthRegistry | FileSystem.FileSystem> =>
+  Layer.effectDiscard(Effect.forkScoped(run(options)))

@@ -1,0 +1,194 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Option, Schedule } from "effect"
+import { TestClock } from "effect/testing"
+import * as Supervisor from "../../src/actors/Supervisor.ts"
+
+const settle = Effect.gen(function*() {
+  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+})
+
+// Records hook calls and child starts, so each test can assert the whole history.
+const recorder = () => {
+  const events: Array<string> = []
+  return {
+    events,
+    child: (name: string) => ({
+      name,
+      run: Effect.suspend(() => {
+        events.push(`start ${name}`)
+        return Effect.never
+      })
+    }),
+    onChildExit: (name: string) => Effect.sync(() => void events.push(`exit ${name}`)),
+    onChildRestart: (name: string, restarts: number) => Effect.sync(() => void events.push(`restart ${name} ${restarts}`))
+  }
+}
+
+const interruptChild = (supervisor: Supervisor.Supervisor, name: string) =>
+  Effect.gen(function*() {
+    const fiber = yield* supervisor.fiber(name)
+    assert.isTrue(Option.isSome(fiber), `${name} is running`)
+    yield* Fiber.interrupt(Option.getOrThrow(fiber))
+  })
+
+describe("Supervisor", () => {
+  it.effect("restarts an interrupted child after its backoff; the exit hook fires in the same tick", () =>
+    Effect.gen(function*() {
+      const r = recorder()
+      const supervisor = yield* Supervisor.make({
+        children: [r.child("a"), r.child("b")],
+        backoff: Schedule.spaced("1 second"),
+        onChildExit: r.onChildExit,
+        onChildRestart: r.onChildRestart
+      })
+      assert.deepStrictEqual(r.events, ["start a", "start b"])
+      yield* interruptChild(supervisor, "a")
+      assert.deepStrictEqual(r.events, ["start a", "start b", "exit a"])
+      assert.isTrue(Option.isNone(yield* supervisor.fiber("a")))
+      yield* TestClock.adjust("999 millis")
+      assert.deepStrictEqual(r.events, ["start a", "start b", "exit a"])
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(r.events, ["start a", "start b", "exit a", "restart a 1", "start a"])
+      assert.isTrue(Option.isSome(yield* supervisor.fiber("a")))
+    }))
+
+  it.effect("restarts a child that completes, fails or dies, and passes the exit to the hook", () =>
+    Effect.gen(function*() {
+      const exits: Array<string> = []
+      let runs = 0
+      const outcomes = [Effect.void, Effect.fail("failed"), Effect.die("died"), Effect.never]
+      yield* Supervisor.make({
+        children: [{ name: "c", run: Effect.suspend(() => outcomes[runs++]!) }],
+        backoff: Schedule.spaced("1 second"),
+        onChildExit: (_, exit) =>
+          Effect.sync(() => void exits.push(Exit.isSuccess(exit) ? "completed" : Exit.hasDies(exit) ? "died" : "failed"))
+      })
+      yield* TestClock.adjust("3 seconds")
+      assert.strictEqual(runs, 4)
+      assert.deepStrictEqual(exits, ["completed", "failed", "died"])
+    }))
+
+  it.effect("backs off exponentially between restarts of the same child", () =>
+    Effect.gen(function*() {
+      const r = recorder()
+      const supervisor = yield* Supervisor.make({
+        children: [r.child("a")],
+        backoff: Schedule.exponential("1 second"),
+        onChildRestart: r.onChildRestart
+      })
+      yield* interruptChild(supervisor, "a")
+      yield* TestClock.adjust("1 second")
+      yield* interruptChild(supervisor, "a")
+      yield* TestClock.adjust("1999 millis")
+      assert.isTrue(Option.isNone(yield* supervisor.fiber("a")), "the second restart waits 2 s")
+      yield* TestClock.adjust("1 millis")
+      assert.isTrue(Option.isSome(yield* supervisor.fiber("a")))
+      assert.deepStrictEqual(r.events.filter((e) => e.startsWith("restart")), ["restart a 1", "restart a 2"])
+    }))
+
+  it.effect("more than 5 restarts within 60 s escalate", () =>
+    Effect.gen(function*() {
+      const r = recorder()
+      const supervisor = yield* Supervisor.make({
+        children: [r.child("a"), r.child("b")],
+        backoff: Schedule.spaced("1 second"),
+        onChildExit: r.onChildExit
+      })
+      const escalation = yield* Effect.forkChild(Effect.flip(supervisor.await))
+      // Five exits spread over both children are five restarts: still within the intensity.
+      for (const name of ["a", "b", "a", "b", "a"]) {
+        yield* interruptChild(supervisor, name)
+        yield* TestClock.adjust("1 second")
+      }
+      assert.isUndefined(escalation.pollUnsafe())
+      yield* interruptChild(supervisor, "b")
+      yield* settle
+      assert.isDefined(escalation.pollUnsafe(), "the sixth exit escalates")
+      const error = yield* Fiber.join(escalation)
+      assert.strictEqual(error._tag, "SupervisorEscalated")
+      assert.strictEqual(error.child, "b")
+      assert.strictEqual(error.restarts, 5)
+      yield* TestClock.adjust("1 minute")
+      assert.isTrue(Option.isNone(yield* supervisor.fiber("b")), "no restart after escalation")
+      assert.strictEqual(r.events.filter((e) => e === "exit b").length, 3)
+    }))
+
+  it.effect("restarts spread over more than 60 s do not escalate", () =>
+    Effect.gen(function*() {
+      const r = recorder()
+      const supervisor = yield* Supervisor.make({
+        children: [r.child("a")],
+        backoff: Schedule.spaced("1 second"),
+        onChildRestart: r.onChildRestart
+      })
+      const escalation = yield* Effect.forkChild(supervisor.await)
+      // Every 13 s: never more than 5 restarts in any 60 s window, 12 restarts in all.
+      for (let i = 0; i < 12; i++) {
+        yield* interruptChild(supervisor, "a")
+        yield* TestClock.adjust("13 seconds")
+      }
+      assert.isUndefined(escalation.pollUnsafe())
+      assert.strictEqual(r.events.at(-2), "restart a 12")
+      assert.isTrue(Option.isSome(yield* supervisor.fiber("a")))
+    }))
+
+  it.effect("the sixth exit just inside the window escalates, just outside it does not", () =>
+    Effect.gen(function*() {
+      const run = (gapMillis: number) =>
+        Effect.gen(function*() {
+          const r = recorder()
+          const supervisor = yield* Supervisor.make({ children: [r.child("a")], backoff: Schedule.spaced("1 millis") })
+          const escalation = yield* Effect.forkChild(supervisor.await)
+          // Five restarts at 0 … 4 ms, then the sixth exit `gapMillis` after the first.
+          for (let i = 0; i < 5; i++) {
+            yield* interruptChild(supervisor, "a")
+            yield* TestClock.adjust("1 millis")
+          }
+          yield* TestClock.adjust(gapMillis - 5)
+          yield* interruptChild(supervisor, "a")
+          yield* settle
+          return escalation.pollUnsafe() !== undefined
+        }).pipe(Effect.scoped)
+      assert.isTrue(yield* run(59_999))
+      assert.isFalse(yield* run(60_000))
+    }))
+
+  it.effect("refuses two children with the same name", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Supervisor.make({ children: [{ name: "a", run: Effect.never }, { name: "a", run: Effect.never }] }))
+      assert.isTrue(Exit.hasDies(exit))
+    }))
+
+  it.effect("shutting the supervisor down interrupts the children without hooks or restarts", () =>
+    Effect.gen(function*() {
+      const r = recorder()
+      const stopped: Array<string> = []
+      const child = (name: string) => ({
+        name,
+        run: Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => void stopped.push(name))))
+      })
+      const fiber = yield* Effect.forkChild(Supervisor.run({
+        children: [child("a"), child("b")],
+        onChildExit: r.onChildExit,
+        onChildRestart: r.onChildRestart
+      }))
+      yield* settle
+      yield* Fiber.interrupt(fiber)
+      assert.deepStrictEqual(stopped.sort(), ["a", "b"])
+      yield* TestClock.adjust("1 minute")
+      assert.deepStrictEqual(r.events, [])
+      assert.isTrue(Exit.hasInterrupts(yield* Fiber.await(fiber)))
+    }))
+
+  it.effect("run fails with SupervisorEscalated so the caller can exit with code 1", () =>
+    Effect.gen(function*() {
+      const result = yield* Supervisor.run({
+        children: [{ name: "crasher", run: Effect.die("always") }],
+        backoff: Schedule.spaced("1 second")
+      }).pipe(Effect.flip, Effect.forkChild)
+      yield* TestClock.adjust("10 seconds")
+      assert.isDefined(result.pollUnsafe())
+      const error = yield* Fiber.join(result)
+      assert.strictEqual(error.child, "crasher")
+    }))
+})

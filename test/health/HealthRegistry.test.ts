@@ -1,0 +1,128 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, DateTime, Effect, Layer, Option, Stream } from "effect"
+import { TestClock } from "effect/testing"
+import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
+import type { LoopSpec } from "../../src/health/HealthRegistry.ts"
+
+const settle = Effect.gen(function*() {
+  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+})
+
+// Builds a registry in the test's scope, and records every readiness change it publishes.
+const registryWith = (loops: ReadonlyArray<LoopSpec>) =>
+  Effect.gen(function*() {
+    // Built in the test's scope, so the registry's expiry timer lives as long as the test.
+    const registry = Context.get(yield* Layer.build(HealthRegistry.layer(loops)), HealthRegistry)
+    const changes: Array<boolean> = []
+    yield* Effect.forkScoped(Stream.runForEach(registry.readiness, (ready) => Effect.sync(() => void changes.push(ready))))
+    yield* settle
+    const state = (name: string) =>
+      Effect.map(registry.snapshot, (s) => s.loops.find((loop) => loop.name === name)!)
+    return { registry, changes, state }
+  })
+
+describe("HealthRegistry", () => {
+  it.effect("is not ready until every loop has reported its first success", () =>
+    Effect.gen(function*() {
+      const { registry, changes, state } = yield* registryWith([{ name: "a", ttl: "30 seconds" }, { name: "b", ttl: "90 seconds" }])
+      assert.isFalse(yield* registry.ready)
+      assert.strictEqual((yield* state("a")).state, "starting")
+      yield* registry.reportSuccess("a")
+      assert.isFalse(yield* registry.ready)
+      assert.strictEqual((yield* state("a")).state, "running")
+      yield* registry.reportSuccess("b")
+      assert.isTrue(yield* registry.ready)
+      yield* settle
+      assert.deepStrictEqual(changes, [false, true])
+    }))
+
+  it.effect("a loop goes stale exactly at its TTL, and readiness changes at that moment", () =>
+    Effect.gen(function*() {
+      const { registry, changes, state } = yield* registryWith([{ name: "a", ttl: "30 seconds" }, { name: "b", ttl: "90 seconds" }])
+      yield* registry.reportSuccess("a")
+      yield* registry.reportSuccess("b")
+      yield* TestClock.adjust("29999 millis")
+      assert.isTrue(yield* registry.ready)
+      assert.isTrue((yield* state("a")).fresh)
+      yield* settle
+      assert.deepStrictEqual(changes, [false, true])
+      yield* TestClock.adjust("1 millis")
+      assert.isFalse(yield* registry.ready)
+      assert.deepStrictEqual(yield* state("a"), {
+        name: "a",
+        state: "stale",
+        ttl: (yield* state("a")).ttl,
+        lastSuccessAt: Option.some(DateTime.makeUnsafe(0)),
+        fresh: false,
+        restarts: 0
+      })
+      assert.isTrue((yield* state("b")).fresh)
+      yield* settle
+      assert.deepStrictEqual(changes, [false, true, false], "the change is published at the TTL, not at the next read")
+      yield* registry.reportSuccess("a")
+      assert.isTrue(yield* registry.ready)
+    }))
+
+  it.effect("a fresh success pushes the expiry back", () =>
+    Effect.gen(function*() {
+      const { registry } = yield* registryWith([{ name: "a", ttl: "30 seconds" }])
+      yield* registry.reportSuccess("a")
+      yield* TestClock.adjust("20 seconds")
+      yield* registry.reportSuccess("a")
+      yield* TestClock.adjust("29999 millis")
+      assert.isTrue(yield* registry.ready)
+      yield* TestClock.adjust("1 millis")
+      assert.isFalse(yield* registry.ready)
+    }))
+
+  it.effect("an earlier expiry reported later re-arms the timer", () =>
+    Effect.gen(function*() {
+      const { registry, changes } = yield* registryWith([{ name: "slow", ttl: "90 seconds" }, { name: "fast", ttl: "20 seconds" }])
+      yield* registry.reportSuccess("slow")
+      yield* TestClock.adjust("5 seconds")
+      yield* registry.reportSuccess("fast")
+      yield* TestClock.adjust("19999 millis")
+      yield* settle
+      assert.deepStrictEqual(changes, [false, true])
+      yield* TestClock.adjust("1 millis")
+      yield* settle
+      assert.deepStrictEqual(changes, [false, true, false])
+    }))
+
+  it.effect("an exit makes it not ready at once, until the restarted loop succeeds", () =>
+    Effect.gen(function*() {
+      const { registry, changes, state } = yield* registryWith([{ name: "a", ttl: "30 seconds" }, { name: "b", ttl: "30 seconds" }])
+      yield* registry.reportSuccess("a")
+      yield* registry.reportSuccess("b")
+      yield* registry.reportExit("a")
+      assert.isFalse(yield* registry.ready)
+      assert.strictEqual((yield* state("a")).state, "exited")
+      yield* registry.reportRestart("a")
+      assert.isFalse(yield* registry.ready, "a restart alone is not a success")
+      assert.strictEqual((yield* state("a")).state, "restarting")
+      assert.strictEqual((yield* state("a")).restarts, 1)
+      yield* registry.reportSuccess("a")
+      assert.isTrue(yield* registry.ready)
+      assert.strictEqual((yield* state("a")).state, "running")
+      yield* settle
+      assert.deepStrictEqual(changes, [false, true, false, true])
+    }))
+
+  it.effect("a loop that never succeeds turns from starting to stale after its TTL", () =>
+    Effect.gen(function*() {
+      const { state } = yield* registryWith([{ name: "a", ttl: "30 seconds" }])
+      yield* TestClock.adjust("29999 millis")
+      assert.strictEqual((yield* state("a")).state, "starting")
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual((yield* state("a")).state, "stale")
+    }))
+
+  it.effect("reports for an unknown loop are ignored", () =>
+    Effect.gen(function*() {
+      const { registry } = yield* registryWith([{ name: "a", ttl: "30 seconds" }])
+      yield* registry.reportSuccess("a")
+      yield* registry.reportExit("no_such_loop")
+      assert.isTrue(yield* registry.ready)
+      assert.deepStrictEqual((yield* registry.snapshot).loops.map((loop) => loop.name), ["a"])
+    }))
+})

@@ -1,0 +1,71 @@
+// recon_service on loopback for tests: the real routes on a real HTTP server (port 0) over a
+// real database, with helpers to call them as a client would.
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { createServer } from "node:http"
+import { ConfigReader, readReconSettings, type Env } from "../../src/config/AppConfig.ts"
+import { reconRoutes } from "../../src/http/ReconServer.ts"
+import { sqlLayer } from "./database.ts"
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789"
+export const RECON_TOKEN = "test-recon-token-0123456789"
+export const SHARED_TOKEN = "test-shared-token-0123456789"
+
+export interface Running {
+  readonly url: string
+  readonly close: () => Promise<void>
+}
+
+/** Serves `routes` on 127.0.0.1 at a free port until `close`. */
+export const serveLayer = async <A, E, R>(routes: Layer.Layer<A, E, R>): Promise<Running> => {
+  const scope = Scope.makeUnsafe()
+  const layer = HttpRouter.serve(routes as Layer.Layer<A, E, never>, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope) as unknown as Effect.Effect<Context.Context<HttpServer.HttpServer>, unknown>)
+  const address = Context.get(context, HttpServer.HttpServer).address
+  const port = "port" in address ? address.port : 0
+  return { url: `http://127.0.0.1:${port}`, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+/** recon_service on a database URL with the given environment (tokens, LLM settings). */
+export const startRecon = (databaseUrl: string, env: Env = { SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN }) => {
+  const config = new ConfigReader(env)
+  const settings = readReconSettings(config)
+  config.done()
+  return serveLayer(reconRoutes(settings).pipe(Layer.provide(sqlLayer(databaseUrl)), Layer.orDie))
+}
+
+export interface Answer {
+  readonly http: number
+  readonly body: any
+}
+
+/** POSTs JSON (or raw text) to a route; answers the HTTP status and the parsed body. */
+export const post = async (
+  base: string,
+  path: string,
+  body: unknown,
+  options: { readonly token?: string | null; readonly contentType?: string; readonly raw?: string } = {}
+): Promise<Answer> => {
+  const headers: Record<string, string> = { "content-type": options.contentType ?? "application/json" }
+  const token = options.token === undefined ? ADMIN_TOKEN : options.token
+  if (token !== null) headers["x-internal-service-token"] = token
+  const response = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers,
+    body: options.raw ?? JSON.stringify(body)
+  })
+  const text = await response.text()
+  let parsed: unknown = text
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    // not JSON: the test will see the text
+  }
+  return { http: response.status, body: parsed }
+}
+
+export const recon = (base: string) => (path: string, body: unknown = {}, options?: Parameters<typeof post>[3]) =>
+  post(base, `/internal/recon${path}`, body, options)
