@@ -7,9 +7,13 @@ const usage = `usage: recon <command>
   recon      recon_service (internal API, port 8017)
   all        every service in one process (embedded PostgreSQL when DATABASE_URL is unset)
   migrate    apply the database migrations and exit
-  probe      worker health check: reads the heartbeat file, exit 0 ready / 1 not`
+  probe      worker health check: reads the heartbeat file, exit 0 ready / 1 not
+  meta       metadata doctor for NocoBase: meta audit | repair | refresh | pretty-node`
 
 switch (command) {
+  case "meta":
+    ;(await import("./meta/cli.ts")).main(args)
+    break
   case "probe":
     ;(await import("./health/probe.ts")).main(args)
     break

@@ -188,10 +188,10 @@ describe("devices", () => {
 describe("top-info", () => {
   it("counts the four statuses", async () => {
     const before = (await call("/stats/top-info", {})).body.data
-    await insertSms({ body: "c1", status: "need_check" })
-    await insertSms({ body: "c2", status: "parse_failed" })
+    const held = await insertSms({ body: "c1", status: "need_check" })
+    const failed = await insertSms({ body: "c2", status: "parse_failed" })
     await insertSms({ body: "c3", status: "unmatched" })
-    await insertSms({ body: "c4", status: "duplicate" })
+    const dup = await insertSms({ body: "c4", status: "duplicate" })
     await insertSms({ body: "c5", status: "duplicate" })
     const after = (await call("/stats/top-info", {})).body.data
     assert.deepStrictEqual(after, {
@@ -199,6 +199,20 @@ describe("top-info", () => {
       parse_fail_cnt: before.parse_fail_cnt + 1,
       unmatched_sms_cnt: before.unmatched_sms_cnt + 1,
       duplicate_sms_cnt: before.duplicate_sms_cnt + 2
+    })
+    // Moving out of a counted status and deleting count too.
+    await call("/shooter/sms/check", { id: held, result: "pass" })
+    await runSql(db, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE recon.shooter_sms SET status = 'parsed' WHERE id = ${dup}`
+      yield* sql`UPDATE recon.shooter_sms SET body = 'same status' WHERE status = 'unmatched'`
+      yield* sql`DELETE FROM recon.shooter_sms WHERE id = ${failed}`
+    }))
+    assert.deepStrictEqual((await call("/stats/top-info", {})).body.data, {
+      sms_need_check_cnt: before.sms_need_check_cnt,
+      parse_fail_cnt: before.parse_fail_cnt,
+      unmatched_sms_cnt: before.unmatched_sms_cnt + 1,
+      duplicate_sms_cnt: before.duplicate_sms_cnt + 1
     })
     assertError(await call("/stats/top-info", { extra: 1 }), 400, "bad_request")
   })

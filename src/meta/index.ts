@@ -1,0 +1,37 @@
+// The metadata doctor's public surface: the doctor's operations on the database, the refresh of a
+// running NocoBase, and the SvcPrettyField rules shared with the NocoBase plugin.
+export {
+  applyRepairs,
+  audit,
+  checklist,
+  type ChecklistItem,
+  latestRun,
+  LOG_SCHEMA,
+  planRepairs,
+  RepairConflict,
+  UndoFailed,
+  undoRepairs,
+  undoRepairs as undo
+} from "./Doctor.ts"
+export {
+  commaSeparated,
+  domainHref,
+  emailHref,
+  formatUnixTimestamp,
+  htmlToPlainText,
+  parseSeoulDateTime,
+  phoneHref,
+  type PrettyDisplay,
+  prettyDisplay,
+  type PrettyNode,
+  prettyNodeFor,
+  rewriteInsertAdjacentRowKey,
+  type RowKeyRewrite,
+  SEOUL,
+  type SvcPrettyFieldProps,
+  urlHref
+} from "./PrettyField.ts"
+export { NocoBaseError, refresh, type RefreshOptions, type RefreshProblem, type RefreshReport } from "./Refresh.ts"
+export { auditSnapshot, type Change, type CheckId, type Finding, planSnapshot, reviewSnapshot } from "./Review.ts"
+export { SvcMeta, svcMetaProblems } from "./Rules.ts"
+export { loadSnapshot, MetaTablesMissing, type Snapshot } from "./Snapshot.ts"

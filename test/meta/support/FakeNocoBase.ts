@@ -1,0 +1,172 @@
+// A small local server speaking NocoBase 2.x's HTTP wire format for the endpoints `meta refresh`
+// uses. Like the real server it holds the metadata in memory (loaded from the real `svc` tables at
+// start and on app:restart) while fields:list reads the database on every call.
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { runSql } from "../../support/database.ts"
+
+export interface FakeNocoBaseOptions {
+  readonly databaseUrl: string
+  readonly account: string
+  readonly password: string
+  /** `dataSources:refresh?filterByTk=main` reloads the metadata (as the document says) or does nothing (as 2.x really does). */
+  readonly refreshReloads: boolean
+  /** app:restart reloads the metadata (default true); false: a server that stays stale. */
+  readonly restartReloads?: boolean
+  /** How long the server answers 503 after app:restart (default 300 ms). */
+  readonly restartMs?: number
+}
+
+export interface FakeNocoBase {
+  readonly url: string
+  /** `METHOD resource:action` of every request, in order. */
+  readonly calls: Array<string>
+  /** Authorization headers seen, to check that tokens are sent. */
+  readonly authorizations: Array<string>
+  /** How many requests were answered 503 while restarting. */
+  readonly downAnswers: () => number
+  readonly close: () => Promise<void>
+}
+
+type Obj = Record<string, unknown>
+
+const loadMetadata = (databaseUrl: string) =>
+  runSql(databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const collections = yield* sql<{ name: string; text: string | null }>`SELECT name, options::text AS text FROM svc.collections ORDER BY sort NULLS LAST, name`
+    const fields = yield* sql<{ name: string; text: string | null; type: string | null; interface: string | null; collection: string }>`
+      SELECT name, type, interface, "collectionName" AS collection, options::text AS text FROM svc.fields ORDER BY sort NULLS LAST, name`
+    return collections.map((collection) => {
+      const options = JSON.parse(collection.text ?? "{}") as Obj
+      const own: Array<Obj> = fields.filter((field) => field.collection === collection.name).map((field) => ({
+        ...(JSON.parse(field.text ?? "{}") as Obj),
+        name: field.name,
+        type: field.type,
+        interface: field.interface,
+        collectionName: field.collection
+      }))
+      const primary = own.find((field) => field["primaryKey"] === true)
+      const declared = options["filterTargetKey"]
+      // Collection#filterTargetKey: a one-element array reads as its element, absent as the primary key
+      const filterTargetKey = Array.isArray(declared) && declared.length === 1 ? declared[0] : declared ?? primary?.["name"] ?? "id"
+      return { ...options, name: collection.name, loadedFromCollectionManager: true, filterTargetKey, fields: own }
+    })
+  }))
+
+const fieldsFromDatabase = (databaseUrl: string, collection: string) =>
+  runSql(databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ key: string; name: string; text: string | null; type: string | null; interface: string | null }>`
+      SELECT key, name, type, interface, options::text AS text FROM svc.fields WHERE "collectionName" = ${collection} ORDER BY sort NULLS LAST, name`
+    return rows.map((row) => ({
+      ...(JSON.parse(row.text ?? "{}") as Obj),
+      key: row.key,
+      name: row.name,
+      type: row.type,
+      interface: row.interface,
+      collectionName: collection
+    }))
+  }))
+
+const readBody = (request: IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    request.on("error", reject)
+  })
+
+const send = (response: ServerResponse, status: number, body: unknown) => {
+  response.writeHead(status, { "content-type": "application/json; charset=utf-8" })
+  response.end(JSON.stringify(body))
+}
+
+export const startFakeNocoBase = async (options: FakeNocoBaseOptions): Promise<FakeNocoBase> => {
+  let metadata = await loadMetadata(options.databaseUrl)
+  const tokens = new Set<string>()
+  const calls: Array<string> = []
+  const authorizations: Array<string> = []
+  let downUntil = 0
+  let downAnswers = 0
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const url = new URL(request.url ?? "/", "http://localhost")
+    const action = url.pathname.replace(/^\/api\//, "")
+    calls.push(`${request.method} ${action}`)
+    if (Date.now() < downUntil) {
+      downAnswers++
+      return send(response, 503, { errors: [{ code: "APP_COMMANDING", message: "The application is restarting" }] })
+    }
+    if (action === "auth:signIn" && request.method === "POST") {
+      const body = JSON.parse(await readBody(request) || "{}") as Obj
+      if (body["account"] !== options.account || body["password"] !== options.password) {
+        return send(response, 401, { errors: [{ message: "The username or password is incorrect, please re-enter" }] })
+      }
+      const token = randomBytes(16).toString("hex")
+      tokens.add(token)
+      return send(response, 200, { data: { user: { id: 1, nickname: "Super Admin" }, token } })
+    }
+    const authorization = request.headers.authorization ?? ""
+    authorizations.push(authorization)
+    if (!authorization.startsWith("Bearer ") || !tokens.has(authorization.slice(7))) {
+      return send(response, 401, { errors: [{ code: "EMPTY_TOKEN", message: "Unauthenticated. Please sign in to continue." }] })
+    }
+    switch (`${request.method} ${action}`) {
+      case "POST dataSources:refresh":
+        if (url.searchParams.get("filterByTk") !== "main") return send(response, 404, { errors: [{ message: "data source not found" }] })
+        if (options.refreshReloads) metadata = await loadMetadata(options.databaseUrl)
+        return send(response, 200, { data: {} })
+      case "GET collections:listMeta":
+        return send(response, 200, { data: metadata })
+      case "GET fields:list": {
+        const collection = url.searchParams.get("filter[collectionName]")
+        if (collection === null || url.searchParams.get("paginate") !== "false") {
+          return send(response, 400, { errors: [{ message: "this fake answers filter[collectionName] with paginate=false only" }] })
+        }
+        return send(response, 200, { data: await fieldsFromDatabase(options.databaseUrl, collection) })
+      }
+      case "POST app:clearCache":
+        return send(response, 200, { data: null })
+      case "POST app:restart": {
+        send(response, 200, { data: null })
+        const restartMs = options.restartMs ?? 300
+        // the restart begins a moment after the answer, as on the real server
+        setTimeout(() => {
+          downUntil = Date.now() + restartMs
+          setTimeout(() => {
+            if (options.restartReloads ?? true) {
+              void loadMetadata(options.databaseUrl).then((loaded) => {
+                metadata = loaded
+              })
+            }
+          }, Math.max(0, restartMs - 100))
+        }, 30)
+        return
+      }
+      case "GET app:getInfo":
+        return send(response, 200, { data: { version: "2.0.16" } })
+      default:
+        return send(response, 404, { errors: [{ message: `${action} not found` }] })
+    }
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => send(response, 500, { errors: [{ message: String(error) }] }))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    authorizations,
+    downAnswers: () => downAnswers,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
