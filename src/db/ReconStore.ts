@@ -116,8 +116,9 @@ const make = Effect.gen(function*() {
           RETURNING ${sql.literal(registrationColumns)}`
         if (rows.length === 0) return yield* fail(409, `device ${r.device_id} already has a registration`)
         yield* notify("shooter_push")
-        return yield* one(RegistrationRow, "registration")(rows)
-      }))).pipe(Effect.catchTag("ApiFailure", (e) => e.status === 404 ? Effect.die(e) : Effect.fail(e as Failure<409 | 503>))),
+        const [row] = yield* decodeRows(RegistrationRow)(rows)
+        return row!
+      }))),
 
     deleteRegistration: (id: number) =>
       orAway(sql.withTransaction(Effect.gen(function*() {
