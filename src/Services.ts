@@ -1,47 +1,70 @@
-// Composition of the service commands: configuration, database, migrations, servers.
+// Composition of the service commands: configuration, database, migrations, servers and loops.
 import { Effect, Layer } from "effect"
-import { readDatabaseUrl, readLogSettings, readReconSettings, withDevTokens } from "./config/AppConfig.ts"
+import { AdminServerLive } from "./admin/AdminServer.ts"
+import { readAdminSettings, readDatabaseUrl, readLogSettings, readReconSettings, readWorkerSettings, withDevTokens } from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
 import { DatabaseLive, DatabaseUrl } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
 import { ReconServerLive } from "./http/ReconServer.ts"
+import { WorkerLive } from "./loops/Runtime.ts"
+
+export type Command = "recon" | "worker" | "admin" | "all" | "migrate"
 
 const Migrated = Layer.effectDiscard(runMigrations().pipe(
   Effect.tap((applied) => applied.length > 0 ? Effect.logInfo(`migrations applied: ${applied.join(", ")}`) : Effect.void)
 ))
 
-export const main = (command: "recon" | "all" | "migrate", args: ReadonlyArray<string>) => {
+export const main = (command: Command, args: ReadonlyArray<string>) => {
   if (args.length > 0) {
     process.stderr.write(`${command}: unexpected arguments: ${args.join(" ")}\n`)
     process.exit(2)
   }
+  const runs = (service: "recon" | "worker" | "admin") => command === service || command === "all"
   const { env, generated } = command === "all" ? withDevTokens(process.env) : { env: process.env, generated: {} }
-  const { databaseUrl, recon } = readConfigOrExit(env, (config) => ({
-    log: readLogSettings(config),
-    databaseUrl: readDatabaseUrl(config),
-    recon: command === "migrate" ? undefined : readReconSettings(config)
-  }))
+  const settings = readConfigOrExit(env, (config) => {
+    readLogSettings(config)
+    const recon = runs("recon") ? readReconSettings(config) : undefined
+    const worker = runs("worker") ? readWorkerSettings(config) : undefined
+    return {
+      databaseUrl: readDatabaseUrl(config),
+      recon,
+      worker,
+      // `all` wires admin to the recon and worker ports of the same process.
+      admin: runs("admin")
+        ? readAdminSettings(config, recon && worker ? { reconPort: recon.port, pushPort: worker.port } : undefined)
+        : undefined
+    }
+  })
 
   if (command === "migrate") {
     return runCommand(Effect.gen(function*() {
       const applied = yield* runMigrations()
       console.log(applied.length === 0 ? "migrations: up to date" : `migrations applied: ${applied.join(", ")}`)
-    }).pipe(Effect.provide(DatabaseLive(databaseUrl)), Effect.scoped), env)
+    }).pipe(Effect.provide(DatabaseLive(settings.databaseUrl)), Effect.scoped), env)
   }
 
-  if (recon === undefined) return
+  const { recon, worker, admin } = settings
   const announce = Layer.effectDiscard(Effect.gen(function*() {
     const db = yield* DatabaseUrl
     const lines = [
-      `recon_service    http://127.0.0.1:${recon.port}  (GET /health, POST /internal/recon/*)`,
+      ...(recon ? [`recon_service    http://127.0.0.1:${recon.port}  (GET /health, POST /internal/recon/*)`] : []),
+      ...(worker
+        ? [`recon_worker     http://127.0.0.1:${worker.port}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
+        : []),
+      ...(admin ? [`admin_service    http://127.0.0.1:${admin.port}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
       `database         ${db.embedded ? "embedded PostgreSQL (.data/pg)" : "DATABASE_URL"}`,
       ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`)
     ]
     console.log(lines.join("\n"))
   }))
-  const app = Layer.mergeAll(ReconServerLive(recon), announce).pipe(
+  const app = Layer.mergeAll(
+    recon ? ReconServerLive(recon) : Layer.empty,
+    worker ? WorkerLive(worker) : Layer.empty,
+    admin ? AdminServerLive(admin) : Layer.empty,
+    announce
+  ).pipe(
     Layer.provide(Migrated),
-    Layer.provideMerge(DatabaseLive(databaseUrl))
+    Layer.provideMerge(DatabaseLive(settings.databaseUrl))
   )
   runCommand(Layer.launch(app), env)
 }

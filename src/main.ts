@@ -5,6 +5,9 @@ const [command, ...args] = process.argv.slice(2)
 
 const usage = `usage: recon <command>
   recon      recon_service (internal API, port 8017)
+  worker     recon_worker: supervised loops, push listener, health probes (port 8019)
+  admin      admin_service: dashboard, top-info, websocket (port 8016)
+  admin --create-user NAME   add a back-office operator (password prompted, or ADMIN_PASSWORD)
   all        every service in one process (embedded PostgreSQL when DATABASE_URL is unset)
   migrate    apply the database migrations and exit
   probe      worker health check: reads the heartbeat file, exit 0 ready / 1 not
@@ -17,7 +20,15 @@ switch (command) {
   case "probe":
     ;(await import("./health/probe.ts")).main(args)
     break
+  case "admin":
+    if (args[0] === "--create-user") {
+      ;(await import("./admin/CreateUser.ts")).main(args.slice(1))
+      break
+    }
+    ;(await import("./Services.ts")).main(command, args)
+    break
   case "recon":
+  case "worker":
   case "all":
   case "migrate":
     ;(await import("./Services.ts")).main(command, args)

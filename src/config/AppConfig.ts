@@ -162,6 +162,70 @@ export const readReconSettings = (config: ConfigReader): ReconSettings => {
   }
 }
 
+export interface ChatbotSettings {
+  readonly enabled: boolean
+  /** The bot token; a secret (it is part of every Bot API URL), never logged. */
+  readonly token: string | undefined
+  readonly apiUrl: string
+  /** Chats whose text messages are ingested; others are skipped. */
+  readonly chatIds: ReadonlyArray<string>
+}
+
+export const readChatbotSettings = (config: ConfigReader): ChatbotSettings => {
+  const flag = config.oneOf("SVC_RECON_CHATBOT_ENABLED", ["on", "off", "true", "false", "1", "0"], "off")
+  const enabled = flag === "on" || flag === "true" || flag === "1"
+  const token = config.string("SVC_RECON_CHATBOT_TOKEN")
+  const apiUrl = (config.url("SVC_RECON_CHATBOT_API_URL", ["http", "https"]) ?? "https://api.telegram.org").replace(/\/+$/, "")
+  const rawIds = config.string("SVC_RECON_CHATBOT_CHAT_IDS")
+  const chatIds = rawIds === undefined ? [] : rawIds.split(",").map((id) => id.trim()).filter((id) => id !== "")
+  for (const id of chatIds) {
+    // Updates carry the numeric chat id, so that is what is compared.
+    if (!/^-?\d+$/.test(id)) config.problem(`SVC_RECON_CHATBOT_CHAT_IDS: "${id}" is not a numeric chat id`)
+  }
+  if (enabled && token === undefined) config.problem("SVC_RECON_CHATBOT_TOKEN: required when SVC_RECON_CHATBOT_ENABLED is on")
+  if (enabled && chatIds.length === 0) config.problem("SVC_RECON_CHATBOT_CHAT_IDS: required when SVC_RECON_CHATBOT_ENABLED is on (comma-separated chat ids)")
+  return { enabled, token, apiUrl, chatIds }
+}
+
+export interface WorkerSettings {
+  readonly port: number
+  readonly heartbeatFile: string
+  readonly chatbot: ChatbotSettings
+}
+
+export const readWorkerSettings = (config: ConfigReader): WorkerSettings => ({
+  port: config.port("SVC_PUSH_PORT", 8019),
+  heartbeatFile: config.string("SVC_WORKER_HEARTBEAT_FILE") ?? "/tmp/recon-worker.heartbeat",
+  chatbot: readChatbotSettings(config)
+})
+
+export interface AdminSettings {
+  readonly port: number
+  /** Tokens accepted on POST /internal/meta/ws/sync (the recon worker's). */
+  readonly syncTokens: TokenPolicy
+  /** recon_service's base URL and the admin token presented to it. */
+  readonly reconUrl: string
+  readonly reconToken: string
+  /** The worker's push/health port, for the dashboard's loop health. */
+  readonly workerHealthUrl: string | undefined
+}
+
+/** `local` fills in the URLs of the services `all` runs in the same process. */
+export const readAdminSettings = (config: ConfigReader, local?: { readonly reconPort: number; readonly pushPort: number }): AdminSettings => {
+  const reconUrl = config.url("RECON_SERVICE_URL", ["http", "https"]) ??
+    (local === undefined ? undefined : `http://127.0.0.1:${local.reconPort}`)
+  if (reconUrl === undefined) config.problem("RECON_SERVICE_URL: required (base URL of recon_service, e.g. http://127.0.0.1:8017)")
+  const workerHealthUrl = config.url("WORKER_HEALTH_URL", ["http", "https"]) ??
+    (local === undefined ? undefined : `http://127.0.0.1:${local.pushPort}`)
+  return {
+    port: config.port("SVC_ADMIN_PORT", 8016),
+    syncTokens: readTokenPolicy(config, "recon"),
+    reconUrl: (reconUrl ?? "").replace(/\/+$/, ""),
+    reconToken: readCallerToken(config, "admin") ?? "",
+    workerHealthUrl: workerHealthUrl?.replace(/\/+$/, "")
+  }
+}
+
 /** Dev tokens for `all` when none are configured: printed once, so a newcomer can call the routes. */
 export const withDevTokens = (env: Env): { readonly env: Env; readonly generated: Record<string, string> } => {
   const has = (key: string) => (env[key] ?? "").trim() !== ""

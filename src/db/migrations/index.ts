@@ -5,10 +5,12 @@ import recon from "./0001_recon_tables.ts"
 import wallet from "./0002_wallet_tables.ts"
 import admin from "./0003_admin_tables.ts"
 import smsStatusCounts from "./0004_sms_status_counts.ts"
+import worker from "./0005_worker.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
   { id: 2, name: "wallet_tables", statements: wallet },
   { id: 3, name: "admin_tables", statements: admin },
-  { id: 4, name: "sms_status_counts", statements: smsStatusCounts }
+  { id: 4, name: "sms_status_counts", statements: smsStatusCounts },
+  { id: 5, name: "worker", statements: worker }
 ]

@@ -1,0 +1,56 @@
+// What a worker loop is (one file per loop in src/loops, one line in src/loops/index.ts) and the
+// services every loop may use: the worker's settings and the kicks that wake other loops.
+import { Context, Duration, Effect, Layer, Scope } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import type { SqlClient } from "effect/sql"
+import type { HttpClient } from "effect/http"
+import type { WorkerSettings } from "../config/AppConfig.ts"
+
+/** The loop ids of DESIGN section 8, verbatim. */
+export type LoopName =
+  | "pushsvc_listener_supervisor"
+  | "missing_sms_sync_loop"
+  | "sms_id_sync_loop"
+  | "phone_whitelist_loop"
+  | "parse_loop"
+  | "order_match_loop"
+  | "chatbot_poll_loop"
+
+/** What a loop's set-up and passes may use. */
+export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient
+
+export interface Loop {
+  readonly name: LoopName
+  /** Freshness window: the loop is stale once this long has passed without a successful pass. */
+  readonly ttl: Duration.Input
+  /** Period between passes, well inside the TTL. */
+  readonly every: Duration.Input
+  /** Tables whose changes (NOTIFY recon_changes, payload = table name) kick the loop at once. */
+  readonly kickedBy?: ReadonlyArray<string> | undefined
+  /**
+   * Runs each time the loop's fiber (re)starts, in a scope that closes when the fiber exits:
+   * whatever it forks or acquires dies with the loop. Returns one pass.
+   */
+  readonly start: Effect.Effect<Effect.Effect<void, unknown>, unknown, LoopServices | Scope.Scope>
+}
+
+/** A loop whose pass needs no set-up. */
+export const simple = (loop: Omit<Loop, "start"> & { readonly pass: Effect.Effect<void, unknown, LoopServices> }): Loop => ({
+  name: loop.name,
+  ttl: loop.ttl,
+  every: loop.every,
+  kickedBy: loop.kickedBy,
+  start: Effect.map(Effect.context<LoopServices>(), (context) => Effect.provideContext(loop.pass, context))
+})
+
+/** The worker's configuration, for loops that need it. */
+export class Worker extends Context.Service<Worker, WorkerSettings>()("recon/loops/Worker") {
+  static readonly layer = (settings: WorkerSettings) => Layer.succeed(Worker, settings)
+}
+
+/** Wakes a loop for a pass now (coalesced with any pending kick); a loop that is restarting misses nothing, as it passes at start. */
+export class Kicks extends Context.Service<Kicks, {
+  kick(name: LoopName): Effect.Effect<void>
+}>()("recon/loops/Kicks") {}
+
+export const ttlMillis = (loop: Loop): number => Duration.toMillis(Duration.fromInputUnsafe(loop.ttl))
