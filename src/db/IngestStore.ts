@@ -83,8 +83,9 @@ const make = Effect.gen(function*() {
               ORDER BY id LIMIT 1)
           ) AS found
         )
-        INSERT INTO recon.shooter_sms (device_id, sender, body, normalized_body, remote_id, received_at, status, duplicate_of)
-        SELECT ${sms.deviceId}, ${sms.sender}, ${sms.text}, ${normalized}, ${remoteId}, ${receivedAt},
+        INSERT INTO recon.shooter_sms
+          (device_id, sender, sender_normalized, body, normalized_body, remote_id, received_at, status, duplicate_of)
+        SELECT ${sms.deviceId}, ${sms.sender}, ${sms.senderNormalized ?? null}, ${sms.text}, ${normalized}, ${remoteId}, ${receivedAt},
           CASE
             WHEN original.id IS NOT NULL THEN 'duplicate'
             WHEN COALESCE((SELECT trusted FROM recon.shooter_device WHERE device_id = ${sms.deviceId}), false)

@@ -54,16 +54,18 @@ export interface HeartbeatOptions {
 export const run = Effect.fnUntraced(function*(options: HeartbeatOptions = {}) {
   const registry = yield* HealthRegistry
   const path = options.path ?? defaultPath
-  const write = registry.snapshot.pipe(
-    Effect.flatMap((snapshot) => writeAtomically(path, JSON.stringify(toHeartbeatJson(snapshot)))),
+  const writeWith = (ready: (snapshot: HealthSnapshot) => boolean) => registry.snapshot.pipe(
+    Effect.flatMap((snapshot) => writeAtomically(path, JSON.stringify(toHeartbeatJson({ ...snapshot, ready: ready(snapshot) })))),
     // A failed write is retried on the next tick; the file going old is what makes the probe fail.
     Effect.catch((error) => Effect.logWarning(`heartbeat write to ${path} failed`, error))
   )
+  const write = writeWith((snapshot) => snapshot.ready)
   // Both sources fire at start (the readiness stream replays its current value): one extra write
   // is cheaper than a window where a change could slip between the first write and the subscription.
   const triggers = Stream.tick(options.every ?? "5 seconds").pipe(Stream.merge(registry.readiness))
   // One consumer: writes never overlap, so they can share the temp file.
-  yield* Stream.runForEach(triggers, () => write)
+  // A stopping worker says so at once, rather than passing the probe until the file is 15 s old.
+  yield* Stream.runForEach(triggers, () => write).pipe(Effect.ensuring(writeWith(() => false)))
   return yield* Effect.never
 })
 

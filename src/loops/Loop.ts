@@ -51,6 +51,20 @@ export class Worker extends Context.Service<Worker, WorkerSettings>()("recon/loo
 /** Wakes a loop for a pass now (coalesced with any pending kick); a loop that is restarting misses nothing, as it passes at start. */
 export class Kicks extends Context.Service<Kicks, {
   kick(name: LoopName): Effect.Effect<void>
-}>()("recon/loops/Kicks") {}
+  /** The runtime's side: a loop's actor takes kicks from now until the scope closes. */
+  register(name: LoopName, kick: Effect.Effect<void>): Effect.Effect<void, never, Scope.Scope>
+}>()("recon/loops/Kicks") {
+  static readonly layer = Layer.sync(Kicks, () => {
+    const kickers = new Map<LoopName, Effect.Effect<void>>()
+    return Kicks.of({
+      kick: (name) => Effect.suspend(() => kickers.get(name) ?? Effect.void),
+      register: (name, kick) =>
+        Effect.acquireRelease(
+          Effect.sync(() => kickers.set(name, kick)),
+          () => Effect.sync(() => kickers.get(name) === kick && kickers.delete(name))
+        )
+    })
+  })
+}
 
 export const ttlMillis = (loop: Loop): number => Duration.toMillis(Duration.fromInputUnsafe(loop.ttl))

@@ -1,4 +1,110 @@
-// placeholder, being written
-import { Layer } from "effect"
+// recon_worker: every loop as a supervised actor reporting to the health registry, kicked by
+// PostgreSQL LISTEN/NOTIFY, with the heartbeat file and the push/health port beside them.
+import { NodeServices } from "@effect/platform-node"
+import { PgClient } from "@effect/sql-pg"
+import { Cause, Context, Deferred, Effect, Layer, Queue, Schedule } from "effect"
+import { FetchHttpClient } from "effect/http"
+import * as Actor from "../actors/Actor.ts"
+import * as Supervisor from "../actors/Supervisor.ts"
 import type { WorkerSettings } from "../config/AppConfig.ts"
-export const WorkerLive = (_settings: WorkerSettings) => Layer.empty
+import { IngestStore } from "../db/IngestStore.ts"
+import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
+import * as Heartbeat from "../health/Heartbeat.ts"
+import { HealthRegistry } from "../health/HealthRegistry.ts"
+import { PushServerLive } from "../http/PushServer.ts"
+import { loops as allLoops } from "./index.ts"
+import { Kicks, type Loop, type LoopName, Worker } from "./Loop.ts"
+
+/** Fails when the worker must stop (restart intensity exceeded): the command exits with code 1. */
+export class Fatal extends Context.Service<Fatal, Deferred.Deferred<never, unknown>>()("recon/loops/Runtime/Fatal") {}
+
+/** The running worker, for tests and the health routes. */
+export class WorkerRuntime extends Context.Service<WorkerRuntime, {
+  readonly supervisor: Supervisor.Supervisor
+  readonly loops: ReadonlyArray<Loop>
+}>()("recon/loops/Runtime/WorkerRuntime") {}
+
+export interface RuntimeOptions {
+  /** Restart intensity (DESIGN section 8: 5 in 60 s); tests may shrink the backoff. */
+  readonly maxRestarts?: number | undefined
+  readonly backoff?: Supervisor.SupervisorOptions<never>["backoff"]
+}
+
+/** The loops under one supervisor; needs the loop services and the health registry. */
+const supervised = (loops: ReadonlyArray<Loop>, options: RuntimeOptions) =>
+  Layer.effect(WorkerRuntime, Effect.gen(function*() {
+    const registry = yield* HealthRegistry
+    const fatal = yield* Fatal
+    const kicks = yield* Kicks
+
+    const child = (loop: Loop) => ({
+      name: loop.name,
+      run: Effect.scoped(Effect.gen(function*() {
+        const pass = yield* loop.start
+        const actor = yield* Actor.make({
+          name: loop.name,
+          every: loop.every,
+          pass,
+          onSuccess: registry.reportSuccess(loop.name)
+        })
+        yield* kicks.register(loop.name, actor.kick)
+        return yield* actor.run
+      })).pipe(
+        // Inside the dying fiber, so readiness is false before anyone can observe the exit.
+        Effect.onExit(() => registry.reportExit(loop.name)),
+        Effect.annotateLogs({ loop: loop.name })
+      )
+    })
+
+    const supervisor = yield* Supervisor.make({
+      children: loops.map(child),
+      maxRestarts: options.maxRestarts,
+      backoff: options.backoff,
+      onChildRestart: (name) => registry.reportRestart(name)
+    })
+    yield* Effect.forkScoped(supervisor.await.pipe(Effect.catch((error) => Deferred.fail(fatal, error))))
+    yield* Effect.forkScoped(listenForChanges(loops, kicks))
+    return { supervisor, loops }
+  }))
+
+/**
+ * Kicks the loops a table's change concerns (NOTIFY recon_changes, payload = table). After every
+ * (re)subscription all of them are kicked once: changes made while the connection was down
+ * would otherwise wait for the schedule.
+ */
+const listenForChanges = (loops: ReadonlyArray<Loop>, kicks: Kicks["Service"]) =>
+  Effect.gen(function*() {
+    const pg = yield* PgClient.PgClient
+    const byTable = new Map<string, Array<LoopName>>()
+    for (const loop of loops) {
+      for (const table of loop.kickedBy ?? []) byTable.set(table, [...(byTable.get(table) ?? []), loop.name])
+    }
+    const subscribed = Effect.scoped(Effect.gen(function*() {
+      const notifications = yield* pg.listen(CHANGES_CHANNEL)
+      yield* Effect.forEach(new Set([...byTable.values()].flat()), kicks.kick, { discard: true })
+      while (true) {
+        const notification = yield* Queue.take(notifications)
+        yield* Effect.forEach(byTable.get(notification.payload) ?? [], kicks.kick, { discard: true })
+      }
+    }))
+    return yield* subscribed.pipe(
+      Effect.tapCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning("LISTEN recon_changes lost; resubscribing", cause)),
+      Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")]))
+    )
+  })
+
+/** The worker without its HTTP port: loops, supervisor, health registry, heartbeat file. */
+export const workerCore = (settings: WorkerSettings, loops: ReadonlyArray<Loop> = allLoops, options: RuntimeOptions = {}) =>
+  supervised(loops, options).pipe(
+    Layer.provideMerge(Heartbeat.layer({ path: settings.heartbeatFile })),
+    Layer.provideMerge(HealthRegistry.layer(loops.map((loop) => ({ name: loop.name, ttl: loop.ttl })))),
+    Layer.provideMerge(Kicks.layer),
+    Layer.provide([Worker.layer(settings), FetchHttpClient.layer, NodeServices.layer])
+  )
+
+/** `worker`: the core, the push/health port, and exit 1 once the supervisor gives up. */
+export const WorkerLive = (settings: WorkerSettings) =>
+  PushServerLive(settings.port).pipe(
+    Layer.provideMerge(workerCore(settings)),
+    Layer.provide(IngestStore.layer)
+  )

@@ -1,4 +1,11 @@
 // Every loop of the worker: adding one is a file in src/loops and a line here.
 import type { Loop } from "./Loop.ts"
+import { PhoneWhitelistLoop } from "./PhoneWhitelistLoop.ts"
+import { PushsvcListenerSupervisor } from "./PushsvcListenerSupervisor.ts"
+import { SmsIdSyncLoop } from "./SmsIdSyncLoop.ts"
 
-export const loops: ReadonlyArray<Loop> = []
+export const loops: ReadonlyArray<Loop> = [
+  PushsvcListenerSupervisor,
+  SmsIdSyncLoop,
+  PhoneWhitelistLoop
+]

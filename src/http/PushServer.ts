@@ -1,0 +1,73 @@
+// The worker's port (SVC_PUSH_PORT): the push webhook of both forwarders (PUSH_PROTOCOL.md), and
+// the liveness and readiness probes (DESIGN section 8).
+import { NodeHttpServer } from "@effect/platform-node"
+import { DateTime, Effect, Layer, Option, Result } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { createServer } from "node:http"
+import { IngestStore } from "../db/IngestStore.ts"
+import { decodePush } from "../domain/PushFormats.ts"
+import { toHeartbeatJson } from "../health/Heartbeat.ts"
+import { HealthRegistry } from "../health/HealthRegistry.ts"
+import { Kicks } from "../loops/Loop.ts"
+import { MAX_BODY_BYTES } from "./CallerAuth.ts"
+import { fail, ok } from "./Envelope.ts"
+import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
+
+const PushRoute = Layer.unwrap(Effect.gen(function*() {
+  const store = yield* IngestStore
+  const kicks = yield* Kicks
+  return HttpRouter.add("POST", "/push/:device_id", Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const { device_id: deviceId = "" } = yield* HttpRouter.params
+    // A declared size over the limit is refused before anything is read.
+    if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
+      return yield* fail(413, `the body is over ${MAX_BODY_BYTES} bytes`)
+    }
+    const registration = yield* store.activeRegistration(deviceId)
+    if (Option.isNone(registration)) return yield* fail(404, `no enabled registration for device ${deviceId}`)
+    const body = new Uint8Array(yield* request.arrayBuffer)
+    const decoded = decodePush(request.headers["content-type"] ?? "", body, request.headers, {
+      secret: registration.value.secret,
+      format: registration.value.format,
+      now: yield* DateTime.now
+    })
+    if (Result.isFailure(decoded)) {
+      const rejected = decoded.failure
+      yield* Effect.logInfo(`push for ${deviceId} refused: ${rejected.reason}`)
+      return yield* fail(rejected.status, rejected.message)
+    }
+    const push = decoded.success
+    if (push._tag === "Ignored") return HttpServerResponse.jsonUnsafe(ok({ ignored: true, event: push.event }))
+    // Answered only after the commit: a forwarder that sees 200 may forget the SMS.
+    const stored = yield* store.ingest({
+      deviceId,
+      sender: push.sender,
+      senderNormalized: push.senderNormalized,
+      text: push.text,
+      receivedAt: push.receivedAt,
+      remoteId: push.remoteId,
+      remoteDeviceId: push.remoteDeviceId
+    })
+    if (stored.status === "received") yield* kicks.kick("parse_loop")
+    return HttpServerResponse.jsonUnsafe(ok({ sms_id: stored.smsId, duplicate: stored.duplicate }))
+  }).pipe(Effect.annotateLogs({ route: "push" })))
+}))
+
+const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
+  const registry = yield* HealthRegistry
+  return Layer.mergeAll(
+    // Answering at all is the proof: the process and its event loop are alive.
+    HttpRouter.add("GET", "/health/live", Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok", pid: process.pid }))),
+    HttpRouter.add("GET", "/health/ready", Effect.map(registry.snapshot, (snapshot) =>
+      HttpServerResponse.jsonUnsafe(toHeartbeatJson(snapshot), { status: snapshot.ready ? 200 : 503 })))
+  )
+}))
+
+/** The routes of the worker's port, given the ingest store, the kicks and the health registry. */
+export const pushRoutes = Layer.mergeAll(PushRoute, HealthRoutes, EnvelopeMiddleware)
+
+export const PushServerLive = (port: number) =>
+  // Per-request access logs would drown the log at thousands of SMS a second.
+  HttpRouter.serve(pushRoutes, { disableLogger: true }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port }))
+  )

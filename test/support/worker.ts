@@ -1,0 +1,132 @@
+// The worker's push port on loopback for tests, and clients that speak both forwarders' wire formats.
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { IngestStore } from "../../src/db/IngestStore.ts"
+import { formatForwarderContent } from "../../src/domain/SmsText.ts"
+import { signSmsGateway, smsForwarderFormBody } from "../../src/domain/PushFormats.ts"
+import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
+import { pushRoutes } from "../../src/http/PushServer.ts"
+import { Kicks } from "../../src/loops/Loop.ts"
+import { runSql, sqlLayer } from "./database.ts"
+import { type Answer, type Running, serveLayer } from "./recon.ts"
+
+/** POST /push/{device_id} and the health routes on a database, without any loop running. */
+export const startPushServer = (databaseUrl: string): Promise<Running> =>
+  serveLayer(pushRoutes.pipe(
+    Layer.provide([IngestStore.layer, Kicks.layer, HealthRegistry.layer([])]),
+    Layer.provide(sqlLayer(databaseUrl)),
+    Layer.orDie
+  ))
+
+const answer = async (response: Response): Promise<Answer> => {
+  const text = await response.text()
+  try {
+    return { http: response.status, body: JSON.parse(text) }
+  } catch {
+    return { http: response.status, body: text }
+  }
+}
+
+export interface ForwarderSms {
+  readonly from: string
+  readonly sms: string
+  /** Milliseconds since the epoch; default now. */
+  readonly timestamp?: number
+  readonly secret?: string
+  /** Sign with this secret instead (a wrong signature). */
+  readonly signWith?: string
+  readonly json?: boolean
+  readonly deviceName?: string
+}
+
+/** SmsForwarder's default webhook: the SMS wrapped in the app's default content template. */
+export const pushForwarder = (base: string, deviceId: string, input: ForwarderSms): Promise<Answer> => {
+  const timestamp = input.timestamp ?? Date.now()
+  const content = formatForwarderContent({
+    from: input.from,
+    text: input.sms,
+    simInfo: "SIM1_KT",
+    receiveTime: new Date(timestamp + 9 * 3600_000).toISOString().slice(0, 19).replace("T", " "),
+    deviceName: input.deviceName ?? "phone"
+  })
+  const secret = input.signWith ?? input.secret
+  const form = smsForwarderFormBody({ from: input.from, content, timestamp, secret })
+  const body = input.json ? JSON.stringify(Object.fromEntries(new URLSearchParams(form))) : form
+  return fetch(`${base}/push/${encodeURIComponent(deviceId)}`, {
+    method: "POST",
+    headers: { "content-type": input.json ? "application/json" : "application/x-www-form-urlencoded" },
+    body
+  }).then(answer)
+}
+
+export interface GatewaySms {
+  readonly messageId: string
+  readonly from: string
+  readonly sms: string
+  readonly receivedAt?: Date
+  readonly event?: string
+  readonly secret?: string
+  readonly signWith?: string
+  /** Unix seconds of X-Timestamp; default now. */
+  readonly timestamp?: number
+  readonly remoteDeviceId?: string
+}
+
+/** SMS Gateway for Android's `sms:received` webhook with its signature headers. */
+export const pushGateway = (base: string, deviceId: string, input: GatewaySms): Promise<Answer> => {
+  const body = JSON.stringify({
+    deviceId: input.remoteDeviceId ?? "gw-device-1",
+    event: input.event ?? "sms:received",
+    id: `evt-${input.messageId}`,
+    payload: {
+      messageId: input.messageId,
+      message: input.sms,
+      phoneNumber: input.from,
+      simNumber: 1,
+      receivedAt: (input.receivedAt ?? new Date()).toISOString()
+    },
+    webhookId: "hook-1"
+  })
+  const headers: Record<string, string> = { "content-type": "application/json" }
+  const secret = input.signWith ?? input.secret
+  if (secret !== undefined) {
+    const timestamp = String(input.timestamp ?? Math.floor(Date.now() / 1000))
+    headers["x-timestamp"] = timestamp
+    headers["x-signature"] = signSmsGateway(secret, body, timestamp)
+  }
+  return fetch(`${base}/push/${encodeURIComponent(deviceId)}`, { method: "POST", headers, body }).then(answer)
+}
+
+/** A registration (and its device) straight into the tables. */
+export const register = (databaseUrl: string, input: {
+  readonly deviceId: string
+  readonly format: "smsforwarder" | "sms-gateway"
+  readonly secret?: string
+  readonly enabled?: boolean
+  readonly trusted?: boolean
+}) =>
+  runSql(databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO recon.shooter_device (device_id, trusted) VALUES (${input.deviceId}, ${input.trusted ?? false})
+      ON CONFLICT (device_id) DO UPDATE SET trusted = excluded.trusted`
+    yield* sql`INSERT INTO recon.shooter_push (device_id, format, secret, enabled)
+      VALUES (${input.deviceId}, ${input.format}, ${input.secret ?? null}, ${input.enabled ?? true})`
+  }))
+
+export interface SmsRow {
+  readonly id: number
+  readonly device_id: string
+  readonly sender: string
+  readonly body: string
+  readonly status: string
+  readonly duplicate_of: number | null
+  readonly remote_id: string | null
+}
+
+export const smsRows = (databaseUrl: string, deviceIds?: ReadonlyArray<string>): Promise<ReadonlyArray<SmsRow>> =>
+  runSql(databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ id: bigint; duplicate_of: bigint | null }>`SELECT id, device_id, sender, body, status, duplicate_of, remote_id
+      FROM recon.shooter_sms ${deviceIds === undefined ? sql`` : sql`WHERE device_id IN ${sql.in(deviceIds)}`} ORDER BY id`
+    return rows.map((row) => ({ ...row, id: Number(row.id), duplicate_of: row.duplicate_of === null ? null : Number(row.duplicate_of) })) as unknown as ReadonlyArray<SmsRow>
+  }))
