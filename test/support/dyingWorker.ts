@@ -1,0 +1,22 @@
+// A worker process whose extra loop dies at every start, to see the supervisor give up: run as
+// `node test/support/dyingWorker.ts` with DATABASE_URL and SVC_WORKER_HEARTBEAT_FILE set.
+import { Effect, Layer, Schedule } from "effect"
+import { runCommand } from "../../src/config/Runner.ts"
+import { DatabaseLive } from "../../src/db/Database.ts"
+import { loops } from "../../src/loops/index.ts"
+import type { Loop } from "../../src/loops/Loop.ts"
+import { launchUntilFatal, workerCore } from "../../src/loops/Runtime.ts"
+import { workerSettings } from "./worker.ts"
+
+const dying: Loop = {
+  name: "parse_loop",
+  ttl: "30 seconds",
+  every: "1 second",
+  start: Effect.die(new Error("injected: this loop dies at every start"))
+}
+
+runCommand(launchUntilFatal(
+  workerCore(workerSettings(process.env.SVC_WORKER_HEARTBEAT_FILE!), [...loops, dying], { backoff: Schedule.spaced("50 millis") }).pipe(
+    Layer.provide(DatabaseLive(process.env.DATABASE_URL))
+  )
+))
