@@ -1,6 +1,82 @@
-// admin_service (DESIGN section 7). Placeholder until issue 4 lands: the composition in
-// src/Services.ts already wires it.
-import { Layer } from "effect"
+// admin_service (DESIGN section 7): the admin API, the top-info websocket and the dashboard on one
+// port. Everything else, the removed compatibility paths included, is the unknown-route 404.
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { HttpRouter, type HttpServer } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { createServer } from "node:http"
+import { ReconClient } from "../clients/ReconClient.ts"
 import type { AdminSettings } from "../config/AppConfig.ts"
+import { AdminStore } from "../db/AdminStore.ts"
+import { EnvelopeMiddleware } from "../http/EnvelopeMiddleware.ts"
+import { CallerAuthLive } from "../http/TokenAuth.ts"
+import { AdminApi } from "./AdminApi.ts"
+import { JsonBodyLive, OperatorAuthLive } from "./AdminAuth.ts"
+import { adminHandlers } from "./AdminHandlers.ts"
+import { DashboardRoute } from "./Dashboard.ts"
+import { Operators } from "./Operators.ts"
+import { SessionTokens } from "./SessionTokens.ts"
+import { TopInfo } from "./TopInfo.ts"
+import { TopInfoFeed } from "./TopInfoFeed.ts"
+import { TopInfoSocketRoute } from "./TopInfoSocket.ts"
+import { WorkerHealth } from "./WorkerHealth.ts"
 
-export const AdminServerLive = (_settings: AdminSettings) => Layer.empty
+/** What the routes run on: the feed, the counters, the clients and the session keys (given a SqlClient). */
+const adminServices = (settings: AdminSettings) =>
+  TopInfoFeed.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(TopInfo.layer, WorkerHealth.layer(settings.workerHealthUrl), Operators.layer)),
+    Layer.provideMerge(Layer.mergeAll(
+      ReconClient.layer({ baseUrl: settings.reconUrl, token: settings.reconToken }),
+      SessionTokens.layer
+    )),
+    Layer.provideMerge(AdminStore.layer)
+  )
+
+const routes = (settings: AdminSettings) =>
+  Layer.mergeAll(
+    HttpApiBuilder.layer(AdminApi).pipe(
+      Layer.provide(adminHandlers),
+      Layer.provide([CallerAuthLive(settings.syncTokens.accepted), OperatorAuthLive, JsonBodyLive])
+    ),
+    TopInfoSocketRoute,
+    DashboardRoute,
+    EnvelopeMiddleware
+  )
+
+/**
+ * Built after the server, so released before it: the websockets are closed first, and the
+ * server's graceful stop then waits only for the HTTP requests in flight.
+ */
+const SocketsCloseFirst = Layer.effectDiscard(Effect.gen(function*() {
+  const feed = yield* TopInfoFeed
+  yield* Effect.addFinalizer(() => feed.closeAll)
+}))
+
+/**
+ * admin_service on the HttpServer `listen` provides (tests: port 0), given a SqlClient. The server
+ * starts listening only once the services are up (the signing key read, the dummy hash made):
+ * a request accepted before the routes are attached would never be answered.
+ */
+export const adminServer = <ROut, E>(
+  settings: AdminSettings,
+  listen: Layer.Layer<ROut | HttpServer.HttpServer, E>,
+  serve?: { readonly disableLogger?: boolean }
+) => {
+  const services = adminServices(settings)
+  return SocketsCloseFirst.pipe(
+    Layer.provideMerge(HttpRouter.serve(routes(settings), { disableLogger: serve?.disableLogger ?? false, disableListenLog: true })),
+    Layer.provideMerge(listen.pipe(Layer.provide(services))),
+    Layer.provide(services)
+  )
+}
+
+/** The Node server admin listens with; `port` 0 picks a free one (tests). */
+export const adminListener = (port: number, host?: string) =>
+  NodeHttpServer.layer(createServer, {
+    port,
+    ...(host === undefined ? {} : { host }),
+    // Clients only listen; a large frame from one is refused rather than buffered.
+    websocket: { maxPayload: 16 * 1024 }
+  })
+
+export const AdminServerLive = (settings: AdminSettings) => adminServer(settings, adminListener(settings.port))

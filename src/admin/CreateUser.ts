@@ -1,5 +1,67 @@
-// `admin --create-user NAME`. Placeholder until issue 4 lands.
-export const main = (_args: ReadonlyArray<string>) => {
-  process.stderr.write("admin --create-user: not built yet\n")
-  process.exit(2)
+// `admin --create-user NAME`: adds a back-office operator. The password comes from a prompt with
+// echo off when stdin is a terminal, else from ADMIN_PASSWORD. Exit 0 created, 1 refused (the
+// account exists, the database failed), 2 bad usage or configuration. Never prints the password.
+import { Cause, Effect, Exit } from "effect"
+import { readDatabaseUrl, readLogSettings } from "../config/AppConfig.ts"
+import { loggingLayer, readConfigOrExit } from "../config/Runner.ts"
+import { AdminStore } from "../db/AdminStore.ts"
+import { DatabaseLive } from "../db/Database.ts"
+import { runMigrations } from "../db/Migrations.ts"
+import { hashPassword, passwordProblem } from "./Passwords.ts"
+import { promptHidden } from "./PasswordPrompt.ts"
+
+const USAGE = "usage: admin --create-user NAME   (password prompted, or ADMIN_PASSWORD when stdin is not a terminal)"
+/** Letters, digits and . _ @ -: an account shows up in logs and on the dashboard as is. */
+const ACCOUNT = /^[A-Za-z0-9._@-]{1,64}$/
+
+const exit = (code: 0 | 1 | 2, line: string): never => {
+  ;(code === 0 ? process.stdout : process.stderr).write(`${line}\n`)
+  process.exit(code)
+}
+
+const readPassword = async (): Promise<string> => {
+  if (process.stdin.isTTY) {
+    const first = await promptHidden("Password: ")
+    const problem = passwordProblem(first)
+    if (problem !== undefined) return exit(2, `admin --create-user: ${problem}`)
+    if (await promptHidden("Repeat password: ") !== first) return exit(2, "admin --create-user: the passwords do not match")
+    return first
+  }
+  const password = process.env.ADMIN_PASSWORD ?? ""
+  if (password === "") return exit(2, "config: ADMIN_PASSWORD: required when stdin is not a terminal (no prompt is possible)")
+  const problem = passwordProblem(password)
+  if (problem !== undefined) return exit(2, `config: ADMIN_PASSWORD: ${problem}`)
+  return password
+}
+
+export const main = async (args: ReadonlyArray<string>) => {
+  const [account, ...rest] = args
+  if (account === undefined || rest.length > 0) return exit(2, USAGE)
+  if (!ACCOUNT.test(account)) return exit(2, `admin --create-user: "${account}" is not an account name (1-64 of A-Z a-z 0-9 . _ @ -)`)
+  const settings = readConfigOrExit(process.env, (config) => ({
+    databaseUrl: readDatabaseUrl(config),
+    log: readLogSettings(config)
+  }))
+  const password = await readPassword()
+
+  const program = Effect.gen(function*() {
+    yield* runMigrations()
+    const store = yield* AdminStore
+    return yield* store.createOperator(account, yield* hashPassword(password))
+  }).pipe(
+    Effect.provide(AdminStore.layer),
+    Effect.provide(DatabaseLive(settings.databaseUrl)),
+    Effect.scoped,
+    Effect.provide(loggingLayer(settings.log))
+  )
+  const result = await Effect.runPromiseExit(program)
+  if (Exit.isSuccess(result)) return exit(0, `operator "${account}" created (id ${result.value})`)
+  const failure = Cause.findErrorOption(result.cause)
+  if (failure._tag === "Some" && failure.value._tag === "AccountExists") {
+    return exit(1, `admin --create-user: account "${account}" already exists`)
+  }
+  if (failure._tag === "Some" && failure.value._tag === "ApiFailure") {
+    return exit(1, "admin --create-user: the database is unreachable")
+  }
+  return exit(1, `admin --create-user: failed: ${Cause.squash(result.cause) instanceof Error ? (Cause.squash(result.cause) as Error).message : "unknown error"}`)
 }

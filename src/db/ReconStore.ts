@@ -27,7 +27,8 @@ type Failure<S extends 404 | 409 | 503> = ApiFailure<S>
 export const isDatabaseAway = (error: SqlError.SqlError): boolean => error.reason._tag === "ConnectionError"
   || /ECONNREFUSED|ECONNRESET|EPIPE|terminating connection|connection.*closed|the database system is/i.test(String(error.reason.cause ?? error.message))
 
-const orAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError> | Failure<503>, R> =>
+/** A lost connection fails as 503; any other SqlError is a defect (500, nothing leaked). */
+export const orAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError> | Failure<503>, R> =>
   Effect.catch(effect, (error: E): Effect.Effect<never, Exclude<E, SqlError.SqlError> | Failure<503>> =>
     (error as { _tag?: string })._tag !== "SqlError"
       ? Effect.fail(error as Exclude<E, SqlError.SqlError>)

@@ -52,10 +52,11 @@ export const Ok = <S extends Schema.Top>(data: S) =>
 
 export const ok = <A>(data: A) => ({ status: 200 as const, msg: "success" as const, data })
 
-/** The error envelopes an endpoint can answer, for the OpenAPI document and the typed client. */
-const errorSchema = (status: ErrorStatus) =>
+/** The error envelope of one status, for the OpenAPI document and the typed client. */
+export const errorEnvelope = <S extends ErrorStatus>(status: S) =>
   Schema.Struct({ status: Schema.Literal(status), msg: Schema.Literal(messages[status]), data: ErrorData }).pipe(
     HttpApiSchema.status(status)
   )
 
-export const ErrorEnvelopes = ([400, 401, 404, 409, 413, 415, 422, 500, 502, 503] as const).map(errorSchema)
+/** Every error envelope an endpoint can answer. */
+export const ErrorEnvelopes = ([400, 401, 404, 409, 413, 415, 422, 500, 502, 503] as const).map(errorEnvelope)

@@ -6,11 +6,13 @@ import wallet from "./0002_wallet_tables.ts"
 import admin from "./0003_admin_tables.ts"
 import smsStatusCounts from "./0004_sms_status_counts.ts"
 import worker from "./0005_worker.ts"
+import adminSessions from "./0006_admin_sessions.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
   { id: 2, name: "wallet_tables", statements: wallet },
   { id: 3, name: "admin_tables", statements: admin },
   { id: 4, name: "sms_status_counts", statements: smsStatusCounts },
-  { id: 5, name: "worker", statements: worker }
+  { id: 5, name: "worker", statements: worker },
+  { id: 6, name: "admin_sessions", statements: adminSessions }
 ]

@@ -1,0 +1,150 @@
+// Benchmark of recon_worker (figures printed, nothing asserted): readiness detection after a loop
+// fiber exits, `probe` time, webhook ingest throughput and latency with 50 concurrent senders,
+// and the worker's RSS when idle.
+// node bench/worker.ts   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
+import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, References, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import { spawn, spawnSync } from "node:child_process"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { cpus, tmpdir } from "node:os"
+import { join } from "node:path"
+import { pgLayer } from "../src/db/Database.ts"
+import { freePort, startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
+import { runMigrations } from "../src/db/Migrations.ts"
+import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
+import { HealthRegistry } from "../src/health/HealthRegistry.ts"
+import { Fatal, WorkerRuntime, workerCore } from "../src/loops/Runtime.ts"
+
+const SENDERS = 50
+const SMS_TOTAL = 20_000
+const DEVICES = 10
+
+const dir = mkdtempSync(join(tmpdir(), "recon-bench-worker-"))
+chmodSync(dir, 0o755)
+const external = process.env.DATABASE_URL
+const cluster = external ? undefined : await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: false })
+const serverUrl = external ?? cluster!.url
+const dbName = `bench_${Date.now().toString(36)}`
+const sqlLayer = (url: string) => Layer.orDie(pgLayer(Redacted.make(url)))
+const run = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Effect.runPromise(effect.pipe(Effect.provide(sqlLayer(url))))
+
+await run(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`CREATE DATABASE ${dbName}`) }))
+const parsed = new URL(serverUrl)
+parsed.pathname = `/${dbName}`
+const url = parsed.toString()
+await run(url, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* runMigrations()
+  for (let d = 0; d < DEVICES; d++) {
+    yield* sql`INSERT INTO recon.shooter_device (device_id, trusted) VALUES (${`bench-${d}`}, true)`
+    yield* sql`INSERT INTO recon.shooter_push (device_id, format, secret) VALUES (${`bench-${d}`}, 'smsforwarder', 'bench-secret')`
+  }
+  yield* sql`INSERT INTO recon.shooter_phone (phone) VALUES ('15889999')`
+}))
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+const ms = (n: number) => `${n.toFixed(2)} ms`
+const lines: Array<string> = []
+const report = (line: string) => {
+  lines.push(line)
+  console.log(line)
+}
+report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${process.version}, ${external ? "DATABASE_URL" : "embedded PostgreSQL"}`)
+
+// 1. Readiness detection: from interrupting a loop's fiber to the registry publishing `false`.
+{
+  const heartbeat = join(dir, "inproc.heartbeat")
+  const samples = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const fatal = yield* Deferred.make<never, unknown>()
+    const context = yield* Layer.build(workerCore({
+      port: 0,
+      heartbeatFile: heartbeat,
+      chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }
+    }, undefined, { maxRestarts: 1000 }).pipe(Layer.provideMerge(Layer.succeed(Fatal, fatal)), Layer.provideMerge(sqlLayer(url)), Layer.orDie))
+    const registry = Context.get(context, HealthRegistry)
+    const runtime = Context.get(context, WorkerRuntime)
+    const waitReady = Effect.gen(function*() {
+      while (!(yield* registry.ready)) yield* Effect.sleep("5 millis")
+    })
+    yield* waitReady
+    const samples: Array<number> = []
+    for (let i = 0; i < 30; i++) {
+      const name = runtime.supervisor.names[i % runtime.supervisor.names.length]!
+      const seen = yield* Deferred.make<number>()
+      const watcher = yield* Effect.forkChild(Stream.runForEach(registry.readiness, (ready) =>
+        ready ? Effect.void : Deferred.succeed(seen, performance.now())))
+      yield* Effect.yieldNow
+      const fiber = Option.getOrThrow(yield* runtime.supervisor.fiber(name))
+      const started = performance.now()
+      yield* Effect.forkChild(Fiber.interrupt(fiber))
+      const at = yield* Deferred.await(seen)
+      samples.push(at - started)
+      yield* Fiber.interrupt(watcher)
+      yield* waitReady
+    }
+    return samples.sort((a, b) => a - b)
+  }).pipe(Effect.provideService(References.MinimumLogLevel, "None"))))
+  report(`readiness detection after a loop fiber exits (${samples.length} exits): p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(samples.at(-1)!)} (target < 10 ms)`)
+}
+
+// 2. The worker process: probe time, idle RSS, ingest throughput.
+const entry = existsSync("dist/main.js") ? "dist/main.js" : "src/main.ts"
+const port = await freePort()
+const heartbeat = join(dir, "worker.heartbeat")
+const worker = spawn(process.execPath, [entry, "worker"], {
+  env: { PATH: process.env.PATH ?? "", DATABASE_URL: url, SVC_PUSH_PORT: String(port), SVC_WORKER_HEARTBEAT_FILE: heartbeat, LOG_LEVEL: "warn" },
+  stdio: ["ignore", "inherit", "inherit"]
+})
+const base = `http://127.0.0.1:${port}`
+const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
+while (!(await fetch(`${base}/health/ready`).then((r) => r.ok, () => false))) await sleep(50)
+await sleep(10_000)
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
+report(`worker RSS when idle (10 s after ready, ${entry}): ${rssOf(worker.pid!).toFixed(1)} MB (target < 120 MB)`)
+
+const probeTimes: Array<number> = []
+for (let i = 0; i < 20; i++) {
+  const started = performance.now()
+  const result = spawnSync(process.execPath, [entry, "probe"], { env: { PATH: process.env.PATH ?? "", SVC_WORKER_HEARTBEAT_FILE: heartbeat } })
+  probeTimes.push(performance.now() - started)
+  if (result.status !== 0) report(`probe exited ${result.status}: ${String(result.stdout)}`)
+}
+probeTimes.sort((a, b) => a - b)
+report(`probe (${entry}, 20 runs, process start to exit): p50 ${ms(percentile(probeTimes, 50))}, max ${ms(probeTimes.at(-1)!)} (target < 150 ms)`)
+
+const latencies: Array<number> = []
+let next = 0
+let failed = 0
+const stamp = Date.now()
+const started = performance.now()
+await Promise.all(Array.from({ length: SENDERS }, async () => {
+  while (next < SMS_TOTAL) {
+    const i = next++
+    const timestamp = stamp + i
+    const text = `[Web발신]\nKB국민 11/22 10:${String(i % 60).padStart(2, "0")}\n홍길동\n입금 ${10_000 + (i % 90_000)}원\n잔액 ${100_000_000 + i}`
+    const body = smsForwarderFormBody({ from: "1588-9999", content: text, orgContent: text, timestamp, secret: "bench-secret" })
+    const t0 = performance.now()
+    const response = await fetch(`${base}/push/bench-${i % DEVICES}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body
+    })
+    await response.arrayBuffer()
+    latencies.push(performance.now() - t0)
+    if (response.status !== 200) failed++
+  }
+}))
+const seconds = (performance.now() - started) / 1000
+latencies.sort((a, b) => a - b)
+const stored = await run(url, Effect.gen(function*() {
+  const [row] = yield* (yield* SqlClient.SqlClient)<{ n: bigint }>`SELECT count(*) AS n FROM recon.shooter_sms`
+  return Number(row!.n)
+}))
+report(`ingest: ${SMS_TOTAL} SMS from ${SENDERS} concurrent senders over ${DEVICES} devices in ${seconds.toFixed(1)} s = ${(stored / seconds).toFixed(0)} SMS/s stored (${stored} rows, ${failed} non-200); latency p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies.at(-1)!)} (target >= 2000 SMS/s)`)
+report(`worker RSS after the ingest: ${rssOf(worker.pid!).toFixed(1)} MB`)
+
+worker.kill("SIGTERM")
+await new Promise((resolve) => worker.on("exit", resolve))
+await cluster?.stop()
+rmSync(dir, { recursive: true, force: true })

@@ -1,0 +1,154 @@
+// The commands as processes: `admin --create-user NAME` (ADMIN_PASSWORD, exit codes, no password
+// printed), then `admin` itself: the new operator signs in, the websocket is live, nothing secret
+// reaches the log, and SIGTERM stops it at once (exit 0) even with a websocket open.
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { spawn, spawnSync } from "node:child_process"
+import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { createMigratedDatabase, createTestDatabase } from "../support/database.ts"
+import { ADMIN_TOKEN, RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
+import { login, openSocket, request, sql, sync } from "./support.ts"
+
+const PASSWORD = "s3cret-enough-for-tests"
+
+interface Run {
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const createUser = (databaseUrl: string, args: ReadonlyArray<string>, env: Record<string, string> = { ADMIN_PASSWORD: PASSWORD }) =>
+  new Promise<Run>((resolve) => {
+    const child = spawn(process.execPath, ["src/main.ts", "admin", "--create-user", ...args], {
+      env: { PATH: process.env.PATH ?? "", DATABASE_URL: databaseUrl, LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 30_000
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.on("exit", (status) => resolve({ status, stdout, stderr }))
+  })
+
+let db: string
+let recon: Running
+beforeAll(async () => {
+  // Not migrated: create-user migrates like every command that touches the database.
+  db = await createTestDatabase("admin_cmd")
+})
+afterAll(() => recon?.close())
+
+describe("admin --create-user", () => {
+  it("creates the operator (exit 0); the same account again is exit 1 with a clear line", async () => {
+    const created = await createUser(db, ["carol"])
+    assert.strictEqual(created.status, 0, created.stderr)
+    assert.match(created.stdout, /^operator "carol" created \(id \d+\)\n$/)
+    const again = await createUser(db, ["carol"])
+    assert.strictEqual(again.status, 1)
+    assert.strictEqual(again.stderr.trim(), `admin --create-user: account "carol" already exists`)
+    for (const run of [created, again]) assert.notInclude(run.stdout + run.stderr, PASSWORD)
+  })
+
+  it("bad usage and bad passwords are exit 2, one line, nothing created", async () => {
+    const cases: Array<[ReadonlyArray<string>, Record<string, string>, RegExp]> = [
+      [[], { ADMIN_PASSWORD: PASSWORD }, /^usage: admin --create-user NAME/],
+      [["a", "b"], { ADMIN_PASSWORD: PASSWORD }, /^usage: admin --create-user NAME/],
+      [["has space"], { ADMIN_PASSWORD: PASSWORD }, /is not an account name/],
+      [["dave"], {}, /^config: ADMIN_PASSWORD: required when stdin is not a terminal/],
+      [["dave"], { ADMIN_PASSWORD: "Xy9!tiny" }, /^config: ADMIN_PASSWORD: the password is too short \(at least 10 characters\)$/],
+      [["dave"], { ADMIN_PASSWORD: PASSWORD, DATABASE_URL: "mysql://x@y/z" }, /^config: DATABASE_URL: expected a postgres/]
+    ]
+    const runs = await Promise.all(cases.map(([args, env]) => createUser(db, args, env)))
+    for (const [i, [args, , line]] of cases.entries()) {
+      const run = runs[i]!
+      assert.strictEqual(run.status, 2, `${args.join(" ")}: ${run.stderr}`)
+      assert.strictEqual(run.stderr.trim().split("\n").length, 1, run.stderr)
+      assert.match(run.stderr.trim(), line)
+      assert.notInclude(run.stderr + run.stdout, "Xy9!tiny")
+    }
+    const [{ n }] = await sql(db, (sql) => sql<{ n: bigint }>`SELECT count(*) AS n FROM admin.operator WHERE account <> 'carol'`)
+    assert.strictEqual(Number(n), 0)
+  })
+})
+
+/** `script` gives the command a terminal, so its prompt path runs as an operator would see it. */
+const hasScript = spawnSync("script", ["--version"]).status === 0
+
+describe("admin --create-user on a terminal", () => {
+  it.skipIf(!hasScript)("prompts twice with echo off: the password never appears on the terminal", async () => {
+    const typed = "typed-at-the-prompt-42"
+    const child = spawn("script", ["-qec", `${process.execPath} src/main.ts admin --create-user frank`, "/dev/null"], {
+      env: { PATH: process.env.PATH ?? "", DATABASE_URL: db, LOG_LEVEL: "warn", ADMIN_PASSWORD: "not-used-on-a-terminal" },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let screen = ""
+    let answered = 0
+    child.stdout.on("data", (chunk) => {
+      screen += chunk
+      // Typed only once the prompt shows: the terminal echoes what is typed before raw mode.
+      const prompts = (screen.match(/assword: /g) ?? []).length
+      if (prompts > answered) {
+        answered = prompts
+        child.stdin.write(`${typed}\r`)
+      }
+    })
+    const status = await new Promise<number | null>((resolve) => child.on("exit", resolve))
+    assert.strictEqual(status, 0, screen)
+    assert.match(screen, /Password: /)
+    assert.match(screen, /Repeat password: /)
+    assert.match(screen, /operator "frank" created/)
+    assert.notInclude(screen, typed)
+    const [{ hash }] = await sql(db, (sql) => sql<{ hash: string }>`SELECT password_hash AS hash FROM admin.operator WHERE account = 'frank'`)
+    assert.match(hash, /^scrypt\$32768\$8\$1\$/)
+  })
+})
+
+describe("admin as a process", () => {
+  it("serves the operator created by the command; no token or password in its log; SIGTERM exits 0 at once", async () => {
+    const migrated = await createMigratedDatabase("admin_cmd_serve")
+    recon = await startRecon(migrated)
+    assert.strictEqual((await createUser(migrated, ["erin"])).status, 0)
+    const port = await freePort()
+    const child = spawn(process.execPath, ["src/main.ts", "admin"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        DATABASE_URL: migrated,
+        SVC_ADMIN_PORT: String(port),
+        RECON_SERVICE_URL: recon.url,
+        SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
+        SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
+        LOG_FORMAT: "json",
+        LOG_LEVEL: "debug"
+      },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout.on("data", (chunk) => (output += chunk))
+    child.stderr.on("data", (chunk) => (output += chunk))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    const base = `http://127.0.0.1:${port}`
+    let up = false
+    for (let i = 0; i < 150 && !up; i++) {
+      up = await fetch(`${base}/`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)
+      if (!up) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    assert.isTrue(up, output)
+
+    const token = await login(base, "erin", PASSWORD)
+    const topInfo = await request(base, "/api/top-info", { token })
+    assert.strictEqual(topInfo.http, 200)
+    assert.strictEqual(topInfo.body.data.recon.available, true)
+    const client = await openSocket(base, token)
+    assert.strictEqual((await client.next()).type, "top-info")
+    assert.strictEqual((await sync(base, RECON_TOKEN)).body.data.clients, 1)
+    assert.strictEqual((await client.next()).type, "top-info")
+
+    const stopping = performance.now()
+    child.kill("SIGTERM")
+    assert.strictEqual(await exited, 0, output)
+    assert.isBelow(performance.now() - stopping, 5_000, "an open websocket held the stop")
+    for (const secret of [PASSWORD, token, bearerOf(topInfo.headers), ADMIN_TOKEN, RECON_TOKEN]) assert.notInclude(output, secret)
+  })
+})
+
+const bearerOf = (headers: Headers) => (headers.get("authorization") ?? "").replace(/^Bearer /, "") || "<none>"
