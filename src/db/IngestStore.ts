@@ -1,10 +1,10 @@
 // Storing incoming SMS (push webhooks, chat-bot): duplicate detection and the need_check rule of
-// DESIGN section 6, in one transaction per SMS, serialised per body so concurrent copies of one
-// SMS arriving on several phones are caught.
-import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+// DESIGN section 6, serialised per body so concurrent copies of one SMS arriving on several phones
+// are caught; concurrent webhooks share statements.
+import { Cause, Context, DateTime, Deferred, Effect, Layer, Option, Queue, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { DbId } from "./Codecs.ts"
-import { CHANGES_CHANNEL } from "./ReconStore.ts"
+import { isDatabaseAway } from "./ReconStore.ts"
 import { PushFormat } from "../domain/Records.ts"
 import { normalizeForDuplicates } from "../domain/SmsText.ts"
 
@@ -41,66 +41,89 @@ export const ActiveRegistration = Schema.Struct({
 export type ActiveRegistration = typeof ActiveRegistration.Type
 
 const Inserted = Schema.Struct({
+  ord: DbId,
   id: DbId,
   status: Schema.Literals(["received", "need_check", "duplicate"])
 })
 
+/** SMS stored by one statement; copies waiting meanwhile go into the next one. */
+const MAX_BATCH = 64
+/** Statements in flight at once (each holds one pooled connection). */
+const BATCHERS = 4
+
+interface Pending {
+  readonly sms: NewSms
+  readonly done: Deferred.Deferred<StoredSms, SqlError.SqlError>
+}
+
+const toItem = (sms: NewSms, ensureDevice: boolean) => ({
+  device_id: sms.deviceId,
+  sender: sms.sender,
+  sender_normalized: sms.senderNormalized ?? null,
+  body: sms.text,
+  normalized_body: normalizeForDuplicates(sms.text),
+  remote_id: sms.remoteId ?? null,
+  received_at: DateTime.formatIso(sms.receivedAt),
+  remote_device_id: sms.remoteDeviceId ?? null,
+  ensure_device: ensureDevice
+})
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const decodeInserted = Schema.decodeUnknownEffect(Inserted)
+  const decodeInserted = Schema.decodeUnknownEffect(Schema.Array(Inserted))
   const decodeRegistration = Schema.decodeUnknownEffect(ActiveRegistration)
 
+  /**
+   * SMS stored by one statement (recon.ingest_sms_batch, migration 0005): committed together
+   * when it succeeds, or inside the caller's transaction. No NOTIFY: the worker that stores an SMS
+   * kicks its own parse_loop, and a NOTIFY per SMS would serialise every commit on PostgreSQL's
+   * notification queue.
+   */
+  const store = (items: ReadonlyArray<ReturnType<typeof toItem>>): Effect.Effect<ReadonlyArray<StoredSms>, SqlError.SqlError> =>
+    Effect.gen(function*() {
+      const rows = yield* sql`SELECT ord, sms_id AS id, sms_status AS status
+        FROM recon.ingest_sms_batch(${JSON.stringify(items)}::jsonb, ${DUPLICATE_WINDOW}::interval)`
+      const stored = yield* decodeInserted(rows).pipe(Effect.orDie)
+      if (stored.length !== items.length) return yield* Effect.die(new Error(`ingest stored ${stored.length} of ${items.length} SMS`))
+      return stored.map((row) => ({ smsId: row.id, duplicate: row.status === "duplicate", status: row.status }))
+    })
+
+  /** One SMS, alone in its statement (its own transaction, or the caller's). */
   const ingest = (sms: NewSms, options?: { readonly ensureDevice?: boolean }): Effect.Effect<StoredSms, SqlError.SqlError> =>
-    sql.withTransaction(Effect.gen(function*() {
-      const normalized = normalizeForDuplicates(sms.text)
-      const receivedAt = DateTime.toDateUtc(sms.receivedAt)
-      const remoteId = sms.remoteId ?? null
-      // Separate statement, before the lookup: under READ COMMITTED the lookup's snapshot must be
-      // taken after any concurrent copy holding the lock has committed. Body lock first, then the
-      // remote-id lock: one order everywhere, so two ingests never wait on each other in a cycle.
-      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`sms-body:${normalized}`}, 0)),
-        pg_advisory_xact_lock(hashtextextended(${remoteId === null ? "sms-remote:" : `sms-remote:${sms.deviceId}:${remoteId}`}, 0)),
-        pg_notify(${CHANGES_CHANNEL}, 'shooter_sms')`
-      if (options?.ensureDevice) {
-        yield* sql`INSERT INTO recon.shooter_device (device_id) VALUES (${sms.deviceId}) ON CONFLICT (device_id) DO NOTHING`
-      }
-      if (sms.remoteDeviceId !== undefined) {
-        yield* sql`UPDATE recon.shooter_push SET remote_device_id = ${sms.remoteDeviceId}
-          WHERE device_id = ${sms.deviceId} AND remote_device_id IS DISTINCT FROM ${sms.remoteDeviceId}`
-      }
-      const rows = yield* sql`
-        WITH original AS (
-          SELECT min(id) AS id FROM (
-            (SELECT id FROM recon.shooter_sms
-              WHERE normalized_body = ${normalized} AND status <> 'duplicate'
-                AND received_at BETWEEN ${receivedAt}::timestamptz - ${DUPLICATE_WINDOW}::interval
-                                    AND ${receivedAt}::timestamptz + ${DUPLICATE_WINDOW}::interval
-              ORDER BY id LIMIT 1)
-            UNION ALL
-            (SELECT id FROM recon.shooter_sms
-              WHERE ${remoteId}::text IS NOT NULL AND device_id = ${sms.deviceId} AND remote_id = ${remoteId}
-                AND status <> 'duplicate'
-              ORDER BY id LIMIT 1)
-          ) AS found
-        )
-        INSERT INTO recon.shooter_sms
-          (device_id, sender, sender_normalized, body, normalized_body, remote_id, received_at, status, duplicate_of)
-        SELECT ${sms.deviceId}, ${sms.sender}, ${sms.senderNormalized ?? null}, ${sms.text}, ${normalized}, ${remoteId}, ${receivedAt},
-          CASE
-            WHEN original.id IS NOT NULL THEN 'duplicate'
-            WHEN COALESCE((SELECT trusted FROM recon.shooter_device WHERE device_id = ${sms.deviceId}), false)
-              AND EXISTS (SELECT 1 FROM recon.shooter_phone WHERE phone = ${sms.senderNormalized ?? null}) THEN 'received'
-            ELSE 'need_check'
-          END,
-          original.id
-        FROM original
-        RETURNING id, status`
-      const row = yield* decodeInserted(rows[0]).pipe(Effect.orDie)
-      return { smsId: row.id, duplicate: row.status === "duplicate", status: row.status }
-    }))
+    Effect.map(store([toItem(sms, options?.ensureDevice ?? false)]), (stored) => stored[0]!)
+
+  // The push endpoint's path: concurrent requests share statements. Nothing waits to fill a batch:
+  // a batch is whatever queued while the previous statements ran.
+  const queue = yield* Queue.unbounded<Pending>()
+  const runBatch = (batch: ReadonlyArray<Pending>) =>
+    store(batch.map((pending) => toItem(pending.sms, false))).pipe(
+      Effect.flatMap((stored) => Effect.forEach(batch, (pending, i) => Deferred.succeed(pending.done, stored[i]!), { discard: true })),
+      Effect.catchCause((cause) => {
+        const error = Cause.findErrorOption(cause)
+        // The database away: every request of the batch gets it (503). Anything else, e.g. one SMS
+        // the database refuses: each is tried alone, so one bad SMS fails only its own request.
+        if (batch.length === 1 || (Option.isSome(error) && isDatabaseAway(error.value))) {
+          return Effect.forEach(batch, (pending) => Deferred.failCause(pending.done, cause), { discard: true })
+        }
+        return Effect.forEach(batch, (pending) => Effect.exit(ingest(pending.sms)).pipe(
+          Effect.flatMap((exit) => Deferred.done(pending.done, exit))
+        ), { discard: true })
+      })
+    )
+  for (let i = 0; i < BATCHERS; i++) {
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.takeBetween(queue, 1, MAX_BATCH), runBatch)))
+  }
+  const ingestShared = (sms: NewSms): Effect.Effect<StoredSms, SqlError.SqlError> =>
+    Effect.gen(function*() {
+      const done = yield* Deferred.make<StoredSms, SqlError.SqlError>()
+      yield* Queue.offer(queue, { sms, done })
+      return yield* Deferred.await(done)
+    })
 
   return {
     ingest,
+    /** One SMS from a request: stored together with whatever other requests are storing now. */
+    ingestShared,
     /** The enabled registration of a device, if there is one. */
     activeRegistration: (deviceId: string): Effect.Effect<Option.Option<ActiveRegistration>, SqlError.SqlError> =>
       sql`SELECT device_id, format, secret FROM recon.shooter_push WHERE device_id = ${deviceId} AND enabled`.pipe(

@@ -1,10 +1,10 @@
 // The worker's port (SVC_PUSH_PORT): the push webhook of both forwarders (PUSH_PROTOCOL.md), and
 // the liveness and readiness probes (DESIGN section 8).
 import { NodeHttpServer } from "@effect/platform-node"
-import { DateTime, Effect, Layer, Option, Result } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Clock, DateTime, Effect, Layer, Option, Result } from "effect"
+import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { createServer } from "node:http"
-import { IngestStore } from "../db/IngestStore.ts"
+import { type ActiveRegistration, IngestStore } from "../db/IngestStore.ts"
 import { decodePush } from "../domain/PushFormats.ts"
 import { toHeartbeatJson } from "../health/Heartbeat.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
@@ -13,9 +13,27 @@ import { MAX_BODY_BYTES } from "./CallerAuth.ts"
 import { fail, ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
 
+/**
+ * How long an enabled registration found is trusted without asking again: forwarders post in
+ * bursts, and this saves a query per SMS. A disabled or deleted registration is refused at most
+ * this long after the change; an unknown device is never cached, so a new one works at once.
+ */
+export const REGISTRATION_CACHE_MILLIS = 1000
+
 const PushRoute = Layer.unwrap(Effect.gen(function*() {
   const store = yield* IngestStore
   const kicks = yield* Kicks
+  const cache = new Map<string, { readonly registration: ActiveRegistration; readonly until: number }>()
+  const activeRegistration = (deviceId: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const cached = cache.get(deviceId)
+      if (cached !== undefined && cached.until > now) return Option.some(cached.registration)
+      const found = yield* store.activeRegistration(deviceId)
+      if (Option.isSome(found)) cache.set(deviceId, { registration: found.value, until: now + REGISTRATION_CACHE_MILLIS })
+      else cache.delete(deviceId)
+      return found
+    })
   return HttpRouter.add("POST", "/push/:device_id", Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const { device_id: deviceId = "" } = yield* HttpRouter.params
@@ -23,7 +41,7 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
       return yield* fail(413, `the body is over ${MAX_BODY_BYTES} bytes`)
     }
-    const registration = yield* store.activeRegistration(deviceId)
+    const registration = yield* activeRegistration(deviceId)
     if (Option.isNone(registration)) return yield* fail(404, `no enabled registration for device ${deviceId}`)
     const body = new Uint8Array(yield* request.arrayBuffer)
     const decoded = decodePush(request.headers["content-type"] ?? "", body, request.headers, {
@@ -39,7 +57,7 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     const push = decoded.success
     if (push._tag === "Ignored") return HttpServerResponse.jsonUnsafe(ok({ ignored: true, event: push.event }))
     // Answered only after the commit: a forwarder that sees 200 may forget the SMS.
-    const stored = yield* store.ingest({
+    const stored = yield* store.ingestShared({
       deviceId,
       sender: push.sender,
       senderNormalized: push.senderNormalized,
@@ -67,7 +85,8 @@ const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
 export const pushRoutes = Layer.mergeAll(PushRoute, HealthRoutes, EnvelopeMiddleware)
 
 export const PushServerLive = (port: number) =>
-  // Per-request access logs would drown the log at thousands of SMS a second.
+  // Per-request access logs and spans would cost more than the ingest at thousands of SMS a second.
   HttpRouter.serve(pushRoutes, { disableLogger: true }).pipe(
+    Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)),
     Layer.provide(NodeHttpServer.layer(createServer, { port }))
   )

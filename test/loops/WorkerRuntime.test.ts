@@ -126,7 +126,10 @@ describe("several worker processes", () => {
         yield* Effect.promise(() => register(db, { deviceId, format: "smsforwarder" }))
       }
       const advisoryHolders = query<{ pid: number; n: bigint }>(db,
-        "SELECT pid, count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted GROUP BY pid")
+        `SELECT l.pid, count(*) AS n FROM pg_locks AS l
+         JOIN (SELECT hashtextextended('recon.listener:' || d, 0) AS k FROM unnest(ARRAY['p-1', 'p-2', 'p-3']) AS d) AS keys
+           ON l.classid::bigint = (keys.k >> 32) & 4294967295 AND l.objid::bigint = keys.k & 4294967295
+         WHERE l.locktype = 'advisory' AND l.granted GROUP BY l.pid`)
       const a = yield* Effect.scoped(Effect.gen(function*() {
         const first = yield* buildWorker(db, heartbeatPath())
         yield* eventually("first ready", first.registry.ready)
