@@ -2,7 +2,7 @@
 // fiber exits, `probe` time, webhook ingest throughput and latency with 50 concurrent senders,
 // and the worker's RSS when idle.
 // node bench/worker.ts   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
-import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, References, Stream } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, References, Schedule, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { spawn, spawnSync } from "node:child_process"
 import { Agent, request as httpRequest } from "node:http"
@@ -62,7 +62,7 @@ report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${pro
       port: 0,
       heartbeatFile: heartbeat,
       chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }
-    }, undefined, { maxRestarts: 1000 }).pipe(Layer.provideMerge(Layer.succeed(Fatal, fatal)), Layer.provideMerge(sqlLayer(url)), Layer.orDie))
+    }, undefined, { maxRestarts: 1000, backoff: Schedule.spaced("10 millis") }).pipe(Layer.provideMerge(Layer.succeed(Fatal, fatal)), Layer.provideMerge(sqlLayer(url)), Layer.orDie))
     const registry = Context.get(context, HealthRegistry)
     const runtime = Context.get(context, WorkerRuntime)
     const waitReady = Effect.gen(function*() {
@@ -70,7 +70,7 @@ report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${pro
     })
     yield* waitReady
     const samples: Array<number> = []
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < 100; i++) {
       const name = runtime.supervisor.names[i % runtime.supervisor.names.length]!
       const seen = yield* Deferred.make<number>()
       const watcher = yield* Effect.forkChild(Stream.runForEach(registry.readiness, (ready) =>
@@ -86,7 +86,7 @@ report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${pro
     }
     return samples.sort((a, b) => a - b)
   }).pipe(Effect.provideService(References.MinimumLogLevel, "None"))))
-  report(`readiness detection after a loop fiber exits (${samples.length} exits): p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(samples.at(-1)!)} (target < 10 ms)`)
+  report(`readiness detection after a loop fiber exits (${samples.length} exits, until the readiness stream publishes false): p50 ${ms(percentile(samples, 50))}, p95 ${ms(percentile(samples, 95))}, p99 ${ms(percentile(samples, 99))}, max ${ms(samples.at(-1)!)} (target < 10 ms)`)
 }
 
 // 2. The worker process: probe time, idle RSS, ingest throughput.

@@ -13,6 +13,18 @@ const usage = `usage: recon <command>
   probe      worker health check: reads the heartbeat file, exit 0 ready / 1 not
   meta       metadata doctor for NocoBase: meta audit | repair | refresh | pretty-node`
 
+// The services run with a small young generation: V8's default reserves ~60 MB more than a
+// service uses, and at these allocation rates a small one is also faster (bench/worker.ts: idle
+// RSS 150 → 120 MB, ingest 2,000 → 2,400 SMS/s). Flags must be given at start, so the process
+// replaces itself once (same pid) with the flag added, unless one was chosen already.
+const services = new Set(["recon", "worker", "admin", "all", "wallet"])
+if (
+  command !== undefined && services.has(command) && typeof process.execve === "function" &&
+  !process.execArgv.some((flag) => flag.startsWith("--max-semi-space-size"))
+) {
+  process.execve(process.execPath, [process.execPath, "--max-semi-space-size=2", ...process.execArgv, ...process.argv.slice(1)], process.env)
+}
+
 switch (command) {
   case "meta":
     ;(await import("./meta/cli.ts")).main(args)

@@ -56,9 +56,11 @@ const supervised = (loops: ReadonlyArray<Loop>, options: RuntimeOptions) =>
         })
         yield* kicks.register(loop.name, actor.kick)
         return yield* actor.run
-      })).pipe(
-        // Inside the dying fiber, so readiness is false before anyone can observe the exit.
-        Effect.onExit(() => registry.reportExit(loop.name)),
+      }).pipe(
+        // In the dying fiber and before the loop's own clean-up (which may wait on the database),
+        // so readiness is false before anyone can observe the exit.
+        Effect.onExit(() => registry.reportExit(loop.name))
+      )).pipe(
         Effect.annotateLogs({ loop: loop.name })
       )
     })
