@@ -3,17 +3,14 @@
 // recon_service and admin_service run as their own processes (`node src/main.ts recon|admin`), as in
 // production; this process holds 100 websocket clients, sends the syncs one after another and
 // measures, per client, the time from sending POST /internal/meta/ws/sync to the message arriving.
-import { Effect, Layer, Redacted } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"
-import { chmodSync, mkdtempSync, rmSync } from "node:fs"
-import { cpus, tmpdir } from "node:os"
-import { join } from "node:path"
+import { cpus } from "node:os"
 import { hashPassword } from "../src/admin/Passwords.ts"
 import { AdminStore } from "../src/db/AdminStore.ts"
-import { pgLayer } from "../src/db/Database.ts"
-import { freePort, startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
-import { runMigrations } from "../src/db/Migrations.ts"
+import { freePort } from "../src/db/EmbeddedPostgres.ts"
+import { benchDatabase } from "./support.ts"
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 100)
 const SYNCS = Number(process.env.BENCH_SYNCS ?? 200)
@@ -22,24 +19,12 @@ const ADMIN_TOKEN = "bench-admin-token-0123456789"
 const RECON_TOKEN = "bench-recon-token-0123456789"
 const PASSWORD = "bench-password-0123456789"
 
-const dir = mkdtempSync(join(tmpdir(), "recon-bench-pg-"))
-chmodSync(dir, 0o755)
-const external = process.env.DATABASE_URL
-const cluster = external ? undefined : await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: false })
-const serverUrl = external ?? cluster!.url
-const dbName = `bench_admin_${Date.now().toString(36)}`
-const run = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(Layer.orDie(pgLayer(Redacted.make(url), { maxConnections: 2 })))))
-
-await run(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`CREATE DATABASE ${dbName}`) }))
-const parsed = new URL(serverUrl)
-parsed.pathname = `/${dbName}`
-const url = parsed.toString()
+const db = await benchDatabase("admin")
+const { url } = db
 
 // A realistic amount of rows behind the counters: 20 000 deposits, 100 000 SMS.
-await run(url, Effect.gen(function*() {
+await db.run(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* runMigrations()
   yield* sql`INSERT INTO recon.player (id, name) VALUES (1, '홍길동')`
   yield* sql`INSERT INTO recon.deposit (player_id, from_bank_owner, amount, status, task_status)
     SELECT 1, '홍길동', 1000 + g, (ARRAY['pending','approved','approved','expired'])[1 + g % 4], CASE WHEN g % 50 = 0 THEN 6 END
@@ -154,6 +139,4 @@ console.log(`target p99 < 50 ms per client: ${p99 < 50 ? "met" : "NOT met"} (${p
 for (const client of clients) client.ws.close()
 for (const child of children) child.kill("SIGTERM")
 await Promise.all(children.map((child) => new Promise((resolve) => child.exitCode !== null ? resolve(null) : child.once("exit", resolve))))
-await run(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`DROP DATABASE ${dbName} WITH (FORCE)`) })).catch(() => {})
-await cluster?.stop()
-rmSync(dir, { recursive: true, force: true })
+await db.close()

@@ -1,36 +1,17 @@
 // Benchmark: the four top-info counters on one million SMS rows (figures printed, nothing asserted).
 // node bench/topinfo.ts   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
-import { Effect, Layer, Redacted } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { chmodSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { pgLayer } from "../src/db/Database.ts"
-import { startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
-import { runMigrations } from "../src/db/Migrations.ts"
 import { ReconStore } from "../src/db/ReconStore.ts"
+import { benchDatabase } from "./support.ts"
 
 const ROWS = 1_000_000
 
-const dir = mkdtempSync(join(tmpdir(), "recon-bench-pg-"))
-chmodSync(dir, 0o755)
-const external = process.env.DATABASE_URL
-const cluster = external ? undefined : await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: false })
-const serverUrl = external ?? cluster!.url
-const dbName = `bench_${Date.now().toString(36)}`
-
-const run = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient | ReconStore>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(ReconStore.layer.pipe(Layer.provideMerge(Layer.orDie(pgLayer(Redacted.make(url))))))))
-
-await run(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`CREATE DATABASE ${dbName}`) }))
-const parsed = new URL(serverUrl)
-parsed.pathname = `/${dbName}`
-const url = parsed.toString()
+const db = await benchDatabase("topinfo")
 
 const timings: Array<number> = []
-await run(url, Effect.gen(function*() {
+await db.run(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* runMigrations()
   const started = performance.now()
   // A realistic mix: most SMS end approved; a few percent in each counted status.
   for (let from = 1; from <= ROWS; from += 100_000) {
@@ -52,12 +33,10 @@ await run(url, Effect.gen(function*() {
   const t = performance.now()
   const [scan] = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM recon.shooter_sms WHERE status = 'duplicate'`
   console.log(`check: a counting query finds ${scan!.n} duplicates in ${(performance.now() - t).toFixed(1)} ms (what the counter table saves)`)
-}))
+}).pipe(Effect.provide(ReconStore.layer)))
 
 timings.sort((a, b) => a - b)
 const pct = (p: number) => timings[Math.min(timings.length - 1, Math.floor((p / 100) * timings.length))]!.toFixed(1)
 console.log(`top-info over ${ROWS.toLocaleString()} rows (20% in counted statuses): p50 ${pct(50)} ms, p99 ${pct(99)} ms, min ${timings[0]!.toFixed(1)} ms`)
 
-await run(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`DROP DATABASE ${dbName}`) })).catch(() => {})
-await cluster?.stop()
-rmSync(dir, { recursive: true, force: true })
+await db.close()

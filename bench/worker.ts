@@ -6,37 +6,25 @@ import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, References, 
 import { SqlClient } from "effect/sql"
 import { spawn, spawnSync } from "node:child_process"
 import { Agent, request as httpRequest } from "node:http"
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { cpus, tmpdir } from "node:os"
+import { existsSync, readFileSync } from "node:fs"
+import { cpus } from "node:os"
 import { join } from "node:path"
 import { pgLayer } from "../src/db/Database.ts"
-import { freePort, startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
-import { runMigrations } from "../src/db/Migrations.ts"
+import { freePort } from "../src/db/EmbeddedPostgres.ts"
 import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
 import { HealthRegistry } from "../src/health/HealthRegistry.ts"
 import { Fatal, WorkerRuntime, workerCore } from "../src/loops/Runtime.ts"
+import { benchDatabase } from "./support.ts"
 
 const SENDERS = 50
 const SMS_TOTAL = 20_000
 const DEVICES = 10
 
-const dir = mkdtempSync(join(tmpdir(), "recon-bench-worker-"))
-chmodSync(dir, 0o755)
-const external = process.env.DATABASE_URL
-const cluster = external ? undefined : await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: false })
-const serverUrl = external ?? cluster!.url
-const dbName = `bench_${Date.now().toString(36)}`
+const db = await benchDatabase("worker")
+const { url, dir } = db
 const sqlLayer = (url: string) => Layer.orDie(pgLayer(Redacted.make(url)))
-const run = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(sqlLayer(url))))
-
-await run(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`CREATE DATABASE ${dbName}`) }))
-const parsed = new URL(serverUrl)
-parsed.pathname = `/${dbName}`
-const url = parsed.toString()
-await run(url, Effect.gen(function*() {
+await db.run(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* runMigrations()
   for (let d = 0; d < DEVICES; d++) {
     yield* sql`INSERT INTO recon.shooter_device (device_id, trusted) VALUES (${`bench-${d}`}, true)`
     yield* sql`INSERT INTO recon.shooter_push (device_id, format, secret) VALUES (${`bench-${d}`}, 'smsforwarder', 'bench-secret')`
@@ -51,7 +39,7 @@ const report = (line: string) => {
   lines.push(line)
   console.log(line)
 }
-report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${process.version}, ${external ? "DATABASE_URL" : "embedded PostgreSQL"}`)
+report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${process.version}, ${db.embedded ? "embedded PostgreSQL" : "DATABASE_URL"}`)
 
 // 1. Readiness detection: from interrupting a loop's fiber to the registry publishing `false`.
 {
@@ -160,7 +148,7 @@ await Promise.all(Array.from({ length: SENDERS }, async () => {
 agent.destroy()
 const seconds = (performance.now() - started) / 1000
 latencies.sort((a, b) => a - b)
-const stored = await run(url, Effect.gen(function*() {
+const stored = await db.run(Effect.gen(function*() {
   const [row] = yield* (yield* SqlClient.SqlClient)<{ n: bigint }>`SELECT count(*) AS n FROM recon.shooter_sms`
   return Number(row!.n)
 }))
@@ -171,5 +159,4 @@ report(`worker RSS after the ingest: ${rssOf(worker.pid!).toFixed(1)} MB`)
 
 worker.kill("SIGTERM")
 await new Promise((resolve) => worker.on("exit", resolve))
-await cluster?.stop()
-rmSync(dir, { recursive: true, force: true })
+await db.close()

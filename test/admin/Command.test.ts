@@ -6,6 +6,7 @@ import { spawn, spawnSync } from "node:child_process"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase, createTestDatabase } from "../support/database.ts"
 import { ADMIN_TOKEN, RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
+import { spawnCommand, waitForUrl } from "../support/process.ts"
 import { login, openSocket, request, sql, sync } from "./support.ts"
 
 const PASSWORD = "s3cret-enough-for-tests"
@@ -109,30 +110,17 @@ describe("admin as a process", () => {
     recon = await startRecon(migrated)
     assert.strictEqual((await createUser(migrated, ["erin"])).status, 0)
     const port = await freePort()
-    const child = spawn(process.execPath, ["src/main.ts", "admin"], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        DATABASE_URL: migrated,
-        SVC_ADMIN_PORT: String(port),
-        RECON_SERVICE_URL: recon.url,
-        SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
-        SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
-        LOG_FORMAT: "json",
-        LOG_LEVEL: "debug"
-      },
-      stdio: ["ignore", "pipe", "pipe"]
+    const { child, output, exited } = spawnCommand(["admin"], {
+      DATABASE_URL: migrated,
+      SVC_ADMIN_PORT: String(port),
+      RECON_SERVICE_URL: recon.url,
+      SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
+      SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
+      LOG_FORMAT: "json",
+      LOG_LEVEL: "debug"
     })
-    let output = ""
-    child.stdout.on("data", (chunk) => (output += chunk))
-    child.stderr.on("data", (chunk) => (output += chunk))
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
     const base = `http://127.0.0.1:${port}`
-    let up = false
-    for (let i = 0; i < 150 && !up; i++) {
-      up = await fetch(`${base}/`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)
-      if (!up) await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    assert.isTrue(up, output)
+    assert.isTrue(await waitForUrl(`${base}/`), output())
 
     const token = await login(base, "erin", PASSWORD)
     const topInfo = await request(base, "/api/top-info", { token })
@@ -145,9 +133,9 @@ describe("admin as a process", () => {
 
     const stopping = performance.now()
     child.kill("SIGTERM")
-    assert.strictEqual(await exited, 0, output)
+    assert.strictEqual(await exited, 0, output())
     assert.isBelow(performance.now() - stopping, 5_000, "an open websocket held the stop")
-    for (const secret of [PASSWORD, token, bearerOf(topInfo.headers), ADMIN_TOKEN, RECON_TOKEN]) assert.notInclude(output, secret)
+    for (const secret of [PASSWORD, token, bearerOf(topInfo.headers), ADMIN_TOKEN, RECON_TOKEN]) assert.notInclude(output(), secret)
   })
 })
 

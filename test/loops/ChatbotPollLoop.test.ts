@@ -1,14 +1,14 @@
 // chatbot_poll_loop on a real database against a local Telegram Bot API: what is stored, the
 // offset committed with it, crash safety, one poller across processes, errors without the token.
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Layer, Logger, References } from "effect"
-import { FetchHttpClient } from "effect/http"
+import { Cause, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { OFFSET_CURSOR, readChatText, ChatbotPollLoop } from "../../src/loops/ChatbotPollLoop.ts"
-import { Kicks, type LoopName, Worker } from "../../src/loops/Loop.ts"
+import type { LoopName } from "../../src/loops/Loop.ts"
 import { formatForwarderContent } from "../../src/domain/SmsText.ts"
 import { createMigratedDatabase, sqlLayer } from "../support/database.ts"
+import { captureLogs, loopServices as servicesOn } from "../support/loops.ts"
 import { apiError, fakeTelegram, textUpdate, TOKEN } from "../support/fakeTelegram.ts"
 
 const OPS_CHAT = 4242
@@ -22,18 +22,7 @@ const settings = (apiUrl: string, enabled = true) => ({
 })
 
 const loopServices = (url: string, apiUrl: string, kicked: Array<LoopName>, enabled = true) =>
-  Layer.mergeAll(
-    sqlLayer(url),
-    Worker.layer(settings(apiUrl, enabled)),
-    Layer.succeed(Kicks, Kicks.of({ kick: (name) => Effect.sync(() => void kicked.push(name)), register: () => Effect.void })),
-    FetchHttpClient.layer
-  )
-
-const captureLogs = (lines: Array<string>) =>
-  Layer.mergeAll(
-    Logger.layer([Logger.make((options) => lines.push(`${options.logLevel} ${JSON.stringify(options.message)}`))]),
-    Layer.succeed(References.MinimumLogLevel, "Debug")
-  )
+  servicesOn(url, settings(apiUrl, enabled), kicked)
 
 const onDatabase = <A, E>(body: (url: string) => Effect.Effect<A, E, any>) =>
   Effect.gen(function*() {

@@ -1,13 +1,12 @@
 // missing_sms_sync_loop on a real database against local SMS Gateway servers: the export window,
 // which registrations are asked, failure isolation, one ask per period across processes, silence.
 import { assert, describe, it } from "@effect/vitest"
-import { DateTime, Effect, Fiber, Layer, Logger, References } from "effect"
-import { FetchHttpClient } from "effect/http"
+import { DateTime, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { Kicks, Worker } from "../../src/loops/Loop.ts"
 import { MissingSmsSyncLoop } from "../../src/loops/MissingSmsSyncLoop.ts"
-import { createMigratedDatabase, sqlLayer } from "../support/database.ts"
+import { createMigratedDatabase } from "../support/database.ts"
+import { captureLogs, loopServices as servicesOn } from "../support/loops.ts"
 import { fakeSmsGateway } from "../support/fakeSmsGateway.ts"
 
 const NOW = Date.parse("2025-03-01T10:30:00.000Z")
@@ -20,20 +19,7 @@ const settings = {
   chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:1", chatIds: [] }
 }
 
-const loopServices = (url: string) =>
-  Layer.mergeAll(
-    sqlLayer(url),
-    Worker.layer(settings),
-    Layer.succeed(Kicks, Kicks.of({ kick: () => Effect.void, register: () => Effect.void })),
-    FetchHttpClient.layer
-  )
-
-/** Every log line (debug and up) of the test, rendered. */
-const captureLogs = (lines: Array<string>) =>
-  Layer.mergeAll(
-    Logger.layer([Logger.make((options) => lines.push(`${options.logLevel} ${JSON.stringify(options.message)}`))]),
-    Layer.succeed(References.MinimumLogLevel, "Debug")
-  )
+const loopServices = (url: string) => servicesOn(url, settings)
 
 /** A fresh migrated database and the loop's services on it, the clock at NOW. */
 const onDatabase = <A, E>(body: (url: string) => Effect.Effect<A, E, any>) =>

@@ -1,0 +1,22 @@
+// Running one loop's passes in a test: the services a loop may use, on a test database, with the
+// kicks it sends recorded, and its log lines captured.
+import { Effect, Layer, Logger, References } from "effect"
+import { FetchHttpClient } from "effect/http"
+import type { WorkerSettings } from "../../src/config/AppConfig.ts"
+import { Kicks, type LoopName, Worker } from "../../src/loops/Loop.ts"
+import { sqlLayer } from "./database.ts"
+
+export const loopServices = (url: string, settings: WorkerSettings, kicked: Array<LoopName> = []) =>
+  Layer.mergeAll(
+    sqlLayer(url),
+    Worker.layer(settings),
+    Layer.succeed(Kicks, Kicks.of({ kick: (name) => Effect.sync(() => void kicked.push(name)), register: () => Effect.void })),
+    FetchHttpClient.layer
+  )
+
+/** Every log line (debug and up) of the test, rendered as `<level> <message as JSON>`. */
+export const captureLogs = (lines: Array<string>) =>
+  Layer.mergeAll(
+    Logger.layer([Logger.make((options) => lines.push(`${options.logLevel} ${JSON.stringify(options.message)}`))]),
+    Layer.succeed(References.MinimumLogLevel, "Debug")
+  )
