@@ -56,6 +56,8 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     }
     const push = decoded.success
     if (push._tag === "Ignored") return HttpServerResponse.jsonUnsafe(ok({ ignored: true, event: push.event }))
+    // PostgreSQL text cannot hold U+0000: refuse it here rather than fail the database statement.
+    if (push.text.includes("\u0000") || push.sender.includes("\u0000")) return yield* fail(400, "the SMS contains a NUL character")
     // Answered only after the commit: a forwarder that sees 200 may forget the SMS.
     const stored = yield* store.ingestShared({
       deviceId,

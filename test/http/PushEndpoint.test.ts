@@ -212,3 +212,35 @@ describe("what recon_service shows", () => {
     assert.strictEqual(item.status, "need_check")
   })
 })
+
+describe("one SMS the database refuses", () => {
+  it("fails only its own request, not the others stored in the same statement", async () => {
+    // Fault injection: the database refuses any SMS carrying the word POISON.
+    await runSql(db, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(`CREATE FUNCTION recon.refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.body LIKE '%POISON%' THEN RAISE EXCEPTION 'poisoned SMS'; END IF; RETURN NEW; END $$`)
+      yield* sql.unsafe(`CREATE TRIGGER refuse_poison BEFORE INSERT ON recon.shooter_sms FOR EACH ROW EXECUTE FUNCTION recon.refuse_poison()`)
+    }))
+    try {
+      const good = Array.from({ length: 12 }, () => freshSms())
+      const answers = await Promise.all([
+        ...good.map((sms) => pushForwarder(push.url, "fwd-open", { from: "15889999", sms })),
+        pushForwarder(push.url, "fwd-open", { from: "15889999", sms: `${freshSms()} POISON` })
+      ])
+      assertError(answers.at(-1)!, 500, "internal_error")
+      assert.isTrue(answers.slice(0, -1).every((answer) => answer.http === 200), JSON.stringify(answers.map((a) => a.http)))
+      const rows = await smsRows(db, ["fwd-open"])
+      for (const sms of good) assert.strictEqual(rows.filter((row) => row.body === sms).length, 1)
+      assert.isFalse(rows.some((row) => row.body.includes("POISON")))
+    } finally {
+      await runSql(db, Effect.gen(function*() {
+        yield* (yield* SqlClient.SqlClient).unsafe("DROP TRIGGER refuse_poison ON recon.shooter_sms")
+      }))
+    }
+  })
+
+  it("an SMS with a NUL character (PostgreSQL text cannot hold it) is refused with 400", async () => {
+    assertError(await pushForwarder(push.url, "fwd-open", { from: "15889999", sms: `${freshSms()}\u0000` }), 400, "bad_request")
+  })
+})
