@@ -16,29 +16,29 @@ export const RuleSource = Schema.Literals(["builtin", "manual", "ai"])
 
 const NullableString = Schema.NullOr(Schema.String)
 
-/** A push registration as stored; the API adds its webhook_url and never shows the secret. */
-export const RegistrationRow = Schema.Struct({
-  id: DbId,
+/** What a push registration's row and its API shape share. */
+const registrationFields = {
   device_id: Schema.String,
   name: NullableString,
   format: PushFormat,
   api_url: NullableString,
-  silence_alert_s: Schema.NullOr(Schema.Number),
   enabled: Schema.Boolean,
-  listener_status: Schema.String,
+  listener_status: Schema.String
+}
+
+/** A push registration as stored; the API adds its webhook_url and never shows the secret. */
+export const RegistrationRow = Schema.Struct({
+  id: DbId,
+  ...registrationFields,
+  silence_alert_s: Schema.NullOr(Schema.Number),
   last_event_at: DbTimeOrNull,
   created_at: DbTime
 })
 
 export const Registration = Schema.Struct({
   id: Schema.Int,
-  device_id: Schema.String,
-  name: NullableString,
-  format: PushFormat,
+  ...registrationFields,
   webhook_url: Schema.String,
-  api_url: NullableString,
-  enabled: Schema.Boolean,
-  listener_status: Schema.String,
   last_event_at: NullableString,
   created_at: Schema.String
 })
