@@ -25,7 +25,7 @@ export const launchUntilFatal = <E>(app: Layer.Layer<never, E, Fatal>) =>
     return yield* Effect.raceFirst(Layer.launch(Layer.provide(app, Layer.succeed(Fatal, fatal))), Deferred.await(fatal))
   })
 
-/** The running worker, for tests and the health routes. */
+/** The running worker: its supervisor and loops (tests and the benchmark reach the loop fibers through it). */
 export class WorkerRuntime extends Context.Service<WorkerRuntime, {
   readonly supervisor: Supervisor.Supervisor
   readonly loops: ReadonlyArray<Loop>
