@@ -2,9 +2,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Logger, Redacted } from "effect"
 import { TestClock } from "effect/testing"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import { LlmClient, RuleGenerationFailed } from "../../src/clients/LlmClient.ts"
+import { callLog, serveLoopback } from "../support/fakeServer.ts"
 
 const apiKey = "sk-test-5f1e2d3c4b5a69788796a5b4c3d2e1f0"
 const model = "gpt-test-mini"
@@ -38,55 +37,25 @@ const completion = (content: string | null) =>
 
 /** A chat-completions server on 127.0.0.1: the n-th call (from 0) gets `reply(n)`; every request is recorded. */
 const gateway = (reply: (call: number) => Reply) =>
-  Effect.acquireRelease(
-    Effect.callback<{
-      readonly baseUrl: string
-      readonly requests: Array<ChatRequest>
-      readonly arrived: (n: number) => Effect.Effect<void>
-      readonly close: () => void
-    }>((resume) => {
-      const requests: Array<ChatRequest> = []
-      const waiters: Array<{ readonly n: number; readonly wake: () => void }> = []
-      const handle = (req: IncomingMessage, res: ServerResponse) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
-          const call = requests.length
-          requests.push({
-            method: req.method,
-            path: req.url,
-            authorization: req.headers.authorization,
-            contentType: req.headers["content-type"],
-            body: JSON.parse(Buffer.concat(chunks).toString("utf8"))
-          })
-          for (const waiter of waiters.filter((w) => requests.length >= w.n)) waiter.wake()
-          const answer = reply(call)
-          if (answer === "hang") return
-          const status = answer.status ?? 200
-          const body = "raw" in answer ? answer.raw : completion(answer.content)
-          res.writeHead(status, { "content-type": "raw" in answer ? "text/html" : "application/json" }).end(body)
-        })
-      }
-      const server = createServer(handle)
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resume(Effect.succeed({
-          baseUrl: `http://127.0.0.1:${port}/v1/`,
-          requests,
-          arrived: (n) =>
-            Effect.callback<void>((wake) => {
-              if (requests.length >= n) return wake(Effect.void)
-              waiters.push({ n, wake: () => wake(Effect.void) })
-            }),
-          close: () => {
-            server.closeAllConnections()
-            server.close()
-          }
-        }))
+  Effect.gen(function*() {
+    const log = callLog<ChatRequest>()
+    const origin = yield* serveLoopback((req, res, text) => {
+      const call = log.calls.length
+      log.record({
+        method: req.method,
+        path: req.url,
+        authorization: req.headers.authorization,
+        contentType: req.headers["content-type"],
+        body: JSON.parse(text)
       })
-    }),
-    (server) => Effect.sync(server.close)
-  )
+      const answer = reply(call)
+      if (answer === "hang") return
+      const status = answer.status ?? 200
+      const body = "raw" in answer ? answer.raw : completion(answer.content)
+      res.writeHead(status, { "content-type": "raw" in answer ? "text/html" : "application/json" }).end(body)
+    })
+    return { baseUrl: `${origin}/v1/`, requests: log.calls, arrived: log.arrived }
+  })
 
 const clientLayer = (baseUrl: string) => LlmClient.layer({ apiKey: Redacted.make(apiKey), model, baseUrl })
 
@@ -265,8 +234,8 @@ describe("LlmClient", () => {
 
   it.live("fails when the gateway cannot be reached", () =>
     Effect.gen(function*() {
-      const server = yield* gateway(() => ({ content: json(kbGood) }))
-      server.close()
+      // Its scope closes at once: the address no longer answers.
+      const server = yield* Effect.scoped(gateway(() => ({ content: json(kbGood) })))
       const error = failure(yield* Effect.exit(generate(server.baseUrl, { bank: "KB국민", sample: kbSample })))
       assert.include(error.detail, "gateway unreachable")
       assert.strictEqual(server.requests.length, 0)

@@ -1,28 +1,22 @@
 // GET /health follows the database: 503 while PostgreSQL is stopped, 200 again once it is back,
 // without restarting the service. This file runs its own PostgreSQL server so it can stop it.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { chmodSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { type EmbeddedCluster, startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
-import { createMigratedDatabaseOn } from "../support/database.ts"
+import type { EmbeddedCluster } from "../../src/db/EmbeddedPostgres.ts"
+import { createMigratedDatabaseOn, type OwnCluster, startOwnCluster } from "../support/database.ts"
 import { recon, type Running, startRecon } from "../support/recon.ts"
 
-let dir: string
+let own: OwnCluster
 let cluster: EmbeddedCluster
 let server: Running
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "recon-health-pg-"))
-  chmodSync(dir, 0o755)
-  // persistent: stopping a non-persistent cluster deletes its files, and this test starts it again
-  cluster = await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: true })
+  own = await startOwnCluster("health")
+  cluster = own.cluster
   server = await startRecon(await createMigratedDatabaseOn(cluster.url, "health"))
 })
 afterAll(async () => {
   await server.close()
-  await cluster.stop().catch(() => {})
-  rmSync(dir, { recursive: true, force: true })
+  await own.remove()
 })
 
 const health = async () => {

@@ -4,32 +4,27 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { chmodSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type EmbeddedCluster, startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
-import { createMigratedDatabaseOn } from "../support/database.ts"
+import type { EmbeddedCluster } from "../../src/db/EmbeddedPostgres.ts"
+import { createMigratedDatabaseOn, type OwnCluster, startOwnCluster } from "../support/database.ts"
 import type { Running } from "../support/recon.ts"
 import { buildWorker, eventually, pushForwarder, realWait, register, smsRows, startPushServer } from "../support/worker.ts"
 
-let dir: string
+let own: OwnCluster
 let cluster: EmbeddedCluster
 let db: string
 let push: Running
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "recon-worker-pg-"))
-  chmodSync(dir, 0o755)
-  // persistent: stopping a non-persistent cluster deletes its files, and this test starts it again
-  cluster = await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: true })
+  own = await startOwnCluster("worker")
+  cluster = own.cluster
   db = await createMigratedDatabaseOn(cluster.url, "down")
   await register(db, { deviceId: "down-1", format: "smsforwarder" })
   push = await startPushServer(db)
 })
 afterAll(async () => {
   await push.close()
-  await cluster.stop().catch(() => {})
-  rmSync(dir, { recursive: true, force: true })
+  await own.remove()
 })
 
 const sms = (i: number) => `[Web발신]\n우리 11/22 13:${String(i).padStart(2, "0")}\n입금 ${30_000 + i}원\n이영희\n잔액 ${7_000_000 + i}`
@@ -37,7 +32,7 @@ const sms = (i: number) => `[Web발신]\n우리 11/22 13:${String(i).padStart(2,
 describe("the database goes away", () => {
   it.effect("readiness false past the TTL, webhooks refused, then recovery without a restart and nothing lost", () =>
     Effect.gen(function*() {
-      const { registry, fatal } = yield* buildWorker(db, join(dir, "worker.heartbeat"))
+      const { registry, fatal } = yield* buildWorker(db, join(own.dir, "worker.heartbeat"))
       yield* eventually("ready", registry.ready)
       const stamp = Date.now()
       const send = (i: number) => Effect.promise(() => pushForwarder(push.url, "down-1", { from: "15885000", sms: sms(i), timestamp: stamp + i }))

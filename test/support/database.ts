@@ -2,7 +2,11 @@
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { inject } from "vitest"
+import { chmodSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { pgLayer } from "../../src/db/Database.ts"
+import { type EmbeddedCluster, startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
 import { runMigrations } from "../../src/db/Migrations.ts"
 
 const serverUrl = () => inject("databaseUrl")
@@ -43,3 +47,29 @@ export const runSql = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.
   Effect.runPromise(effect.pipe(Effect.provide(sqlLayer(url))))
 
 export const layerFor = (url: string): Layer.Layer<SqlClient.SqlClient> => Layer.orDie(sqlLayer(url))
+
+export interface OwnCluster {
+  readonly cluster: EmbeddedCluster
+  /** A temporary directory beside the cluster's data, for the test's own files. */
+  readonly dir: string
+  /** Stops the cluster (if running) and removes its files. */
+  readonly remove: () => Promise<void>
+}
+
+/**
+ * A PostgreSQL server of the test file's own, for tests that stop and start it. Persistent:
+ * stopping a non-persistent cluster deletes its files, and these tests start it again.
+ */
+export const startOwnCluster = async (prefix: string): Promise<OwnCluster> => {
+  const dir = mkdtempSync(join(tmpdir(), `recon-${prefix}-pg-`))
+  chmodSync(dir, 0o755) // the embedded server runs as the unprivileged user "postgres" when we are root
+  const cluster = await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: true })
+  return {
+    cluster,
+    dir,
+    remove: async () => {
+      await cluster.stop().catch(() => {})
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}

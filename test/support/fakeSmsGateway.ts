@@ -1,8 +1,7 @@
 // A local stand-in for the SMS Gateway for Android 3rd-party API's inbox export: records every
 // request (path, Authorization header, JSON body) and answers per phone like the real server.
 import { Effect } from "effect"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import { callLog, json, serveLoopback } from "./fakeServer.ts"
 
 export interface ExportCall {
   readonly method: string | undefined
@@ -33,76 +32,53 @@ export interface FakeSmsGateway {
   readonly arrived: (n: number) => Effect.Effect<void>
 }
 
-const json = (res: ServerResponse, status: number, body: unknown) =>
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
-
 export const fakeSmsGateway = (options: FakeSmsGatewayOptions = {}) =>
-  Effect.acquireRelease(
-    Effect.callback<FakeSmsGateway & { readonly close: () => void }>((resume) => {
-      const routes = options.routes ?? ["/3rdparty/v1/inbox/export"]
-      const calls: Array<ExportCall> = []
-      const accepted = new Set<ExportCall>()
-      const behaviours = new Map<string, Behaviour>()
-      const waiters: Array<{ readonly n: number; readonly wake: () => void }> = []
-      const expected = options.credentials === undefined
-        ? undefined
-        : `Basic ${Buffer.from(`${options.credentials.username}:${options.credentials.password}`, "utf8").toString("base64")}`
+  Effect.gen(function*() {
+    const routes = options.routes ?? ["/3rdparty/v1/inbox/export"]
+    const log = callLog<ExportCall>()
+    const accepted = new Set<ExportCall>()
+    const behaviours = new Map<string, Behaviour>()
+    const expected = options.credentials === undefined
+      ? undefined
+      : `Basic ${Buffer.from(`${options.credentials.username}:${options.credentials.password}`, "utf8").toString("base64")}`
 
-      const handle = (req: IncomingMessage, res: ServerResponse) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
-          let body: ExportCall["body"]
-          try {
-            body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
-          } catch {
-            body = undefined
-          }
-          const call: ExportCall = {
-            method: req.method,
-            path: req.url,
-            authorization: req.headers.authorization,
-            contentType: req.headers["content-type"],
-            body
-          }
-          calls.push(call)
-          for (const waiter of waiters.filter((w) => calls.length >= w.n)) waiter.wake()
-
-          if (expected !== undefined && req.headers.authorization !== expected) return json(res, 401, { message: "Unauthorized" })
-          if (req.method !== "POST" || !routes.includes(req.url ?? "")) return json(res, 404, { message: "Cannot POST" })
-          // The server validates deviceId (required) and since <= until, both RFC 3339.
-          const since = Date.parse(body?.since ?? "")
-          const until = Date.parse(body?.until ?? "")
-          if (!body?.deviceId || Number.isNaN(since) || Number.isNaN(until) || since > until) {
-            return json(res, 400, { message: "invalid request" })
-          }
-          accepted.add(call)
-          const behaviour = behaviours.get(body.deviceId) ?? "accept"
-          if (behaviour === "hang") return
-          if (behaviour === "fail") return json(res, 500, { message: "failed to export inbox" })
-          res.writeHead(202, { "content-type": "text/plain; charset=utf-8" }).end("Accepted")
-        })
+    const origin = yield* serveLoopback((req, res, text) => {
+      let body: ExportCall["body"]
+      try {
+        body = JSON.parse(text)
+      } catch {
+        body = undefined
       }
+      const call: ExportCall = {
+        method: req.method,
+        path: req.url,
+        authorization: req.headers.authorization,
+        contentType: req.headers["content-type"],
+        body
+      }
+      log.record(call)
 
-      const server = createServer(handle)
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resume(Effect.succeed({
-          origin: `http://127.0.0.1:${port}`,
-          calls,
-          exports: () => calls.filter((call) => accepted.has(call)),
-          behave: (deviceId, behaviour) => void behaviours.set(deviceId, behaviour),
-          arrived: (n) =>
-            Effect.callback<void>((wake) => {
-              if (calls.length >= n) return wake(Effect.void)
-              waiters.push({ n, wake: () => wake(Effect.void) })
-            }),
-          close: () => {
-            server.closeAllConnections()
-            server.close()
-          }
-        }))
-      })
-    }),
-    (server) => Effect.sync(server.close)
-  )
+      if (expected !== undefined && req.headers.authorization !== expected) return json(res, 401, { message: "Unauthorized" })
+      if (req.method !== "POST" || !routes.includes(req.url ?? "")) return json(res, 404, { message: "Cannot POST" })
+      // The server validates deviceId (required) and since <= until, both RFC 3339.
+      const since = Date.parse(body?.since ?? "")
+      const until = Date.parse(body?.until ?? "")
+      if (!body?.deviceId || Number.isNaN(since) || Number.isNaN(until) || since > until) {
+        return json(res, 400, { message: "invalid request" })
+      }
+      accepted.add(call)
+      const behaviour = behaviours.get(body.deviceId) ?? "accept"
+      if (behaviour === "hang") return
+      if (behaviour === "fail") return json(res, 500, { message: "failed to export inbox" })
+      res.writeHead(202, { "content-type": "text/plain; charset=utf-8" }).end("Accepted")
+    })
+
+    const gateway: FakeSmsGateway = {
+      origin,
+      calls: log.calls,
+      exports: () => log.calls.filter((call) => accepted.has(call)),
+      behave: (deviceId, behaviour) => void behaviours.set(deviceId, behaviour),
+      arrived: log.arrived
+    }
+    return gateway
+  })

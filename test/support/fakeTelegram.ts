@@ -1,8 +1,7 @@
 // A local Telegram Bot API for getUpdates: keeps an update queue, honours `offset` the way Telegram
 // does (updates below it are confirmed and dropped), answers at once, and can be told to fail.
 import { Effect } from "effect"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import { callLog, json, serveLoopback } from "./fakeServer.ts"
 
 export const TOKEN = "7654321098:AAH-fakeTokenForTests_0123456789abcde"
 
@@ -72,68 +71,45 @@ export const textUpdate = (input: {
   return { update_id: input.updateId, [input.channel ? "channel_post" : "message"]: message }
 }
 
-const json = (res: ServerResponse, status: number, body: unknown) =>
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
-
 export const fakeTelegram = (token: string = TOKEN) =>
-  Effect.acquireRelease(
-    Effect.callback<FakeTelegram & { readonly close: () => void }>((resume) => {
-      const calls: Array<GetUpdatesCall> = []
-      let queue: Array<{ readonly update_id: number }> = []
-      const canned: Array<CannedReply> = []
-      const waiters: Array<{ readonly n: number; readonly wake: () => void }> = []
+  Effect.gen(function*() {
+    const log = callLog<GetUpdatesCall>()
+    let queue: Array<{ readonly update_id: number }> = []
+    const canned: Array<CannedReply> = []
 
-      const handle = (req: IncomingMessage, res: ServerResponse) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
-          let body: GetUpdatesCall["body"] = {}
-          try {
-            body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}")
-          } catch {
-            return json(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" })
-          }
-          const url = req.url ?? ""
-          const match = /^\/bot([^/]+)\/getUpdates$/.exec(url)
-          const tokenMatched = match?.[1] === token
-          calls.push({ method: req.method, path: url.replaceAll(token, "<token>"), tokenMatched, body })
-          for (const waiter of waiters.filter((w) => calls.length >= w.n)) waiter.wake()
-
-          if (match === null) return json(res, 404, { ok: false, error_code: 404, description: "Not Found" })
-          if (!tokenMatched) return json(res, 401, { ok: false, error_code: 401, description: "Unauthorized" })
-          const reply = canned.shift()
-          if (reply !== undefined) {
-            return res.writeHead(reply.status, { "content-type": reply.contentType ?? "application/json" }).end(reply.body)
-          }
-          // An offset confirms every update before it: Telegram forgets them.
-          if (typeof body.offset === "number") queue = queue.filter((u) => u.update_id >= body.offset!)
-          const limit = body.limit ?? 100
-          return json(res, 200, { ok: true, result: queue.slice(0, limit) })
-        })
+    const apiUrl = yield* serveLoopback((req, res, text) => {
+      let body: GetUpdatesCall["body"] = {}
+      try {
+        body = JSON.parse(text || "{}")
+      } catch {
+        return json(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" })
       }
+      const url = req.url ?? ""
+      const match = /^\/bot([^/]+)\/getUpdates$/.exec(url)
+      const tokenMatched = match?.[1] === token
+      log.record({ method: req.method, path: url.replaceAll(token, "<token>"), tokenMatched, body })
 
-      const server = createServer(handle)
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resume(Effect.succeed({
-          apiUrl: `http://127.0.0.1:${port}`,
-          calls,
-          push: (...updates) => {
-            queue.push(...(updates as Array<{ readonly update_id: number }>))
-            queue.sort((a, b) => a.update_id - b.update_id)
-          },
-          failNext: (reply) => void canned.push(reply),
-          arrived: (n) =>
-            Effect.callback<void>((wake) => {
-              if (calls.length >= n) return wake(Effect.void)
-              waiters.push({ n, wake: () => wake(Effect.void) })
-            }),
-          close: () => {
-            server.closeAllConnections()
-            server.close()
-          }
-        }))
-      })
-    }),
-    (server) => Effect.sync(server.close)
-  )
+      if (match === null) return json(res, 404, { ok: false, error_code: 404, description: "Not Found" })
+      if (!tokenMatched) return json(res, 401, { ok: false, error_code: 401, description: "Unauthorized" })
+      const reply = canned.shift()
+      if (reply !== undefined) {
+        return res.writeHead(reply.status, { "content-type": reply.contentType ?? "application/json" }).end(reply.body)
+      }
+      // An offset confirms every update before it: Telegram forgets them.
+      if (typeof body.offset === "number") queue = queue.filter((u) => u.update_id >= body.offset!)
+      const limit = body.limit ?? 100
+      return json(res, 200, { ok: true, result: queue.slice(0, limit) })
+    })
+
+    const telegram: FakeTelegram = {
+      apiUrl,
+      calls: log.calls,
+      push: (...updates) => {
+        queue.push(...(updates as Array<{ readonly update_id: number }>))
+        queue.sort((a, b) => a.update_id - b.update_id)
+      },
+      failNext: (reply) => void canned.push(reply),
+      arrived: log.arrived
+    }
+    return telegram
+  })
