@@ -49,6 +49,27 @@ export const normalizeForDuplicates = (text: string): string => {
   return compactForComparison(stripWebSenderMarker(withoutPrefix))
 }
 
+// Full-width ASCII (U+FF01–FF5E: digits, comma, brackets, letters…) and the ideographic space.
+const fullWidth = /[\uFF01-\uFF5E]/g
+
+/**
+ * The text the parser reads (templates, built-in or not, and the never-a-deposit guard): NFC,
+ * full-width ASCII folded to ASCII, without the `[Web발신]` marker and the forwarder's
+ * `보낸사람 : …` prefix, every line trimmed with its runs of spaces and tabs made one space, and
+ * no empty line. Line breaks are kept where the phone kept them.
+ */
+export const normalizeSmsText = (text: string): string => {
+  const folded = normalizeLineBreaks(text).normalize("NFC")
+    .replace(fullWidth, (c) => String.fromCharCode(c.charCodeAt(0) - 0xFEE0))
+    .replace(/\u3000/g, " ")
+  const withoutPrefix = stripSenderPrefix(stripWebSenderMarker(folded).replace(/^\s+/u, ""))
+  return stripWebSenderMarker(withoutPrefix)
+    .split("\n")
+    .map((line) => line.replace(/[^\S\n]+/gu, " ").trim())
+    .filter((line) => line !== "")
+    .join("\n")
+}
+
 // ---------------------------------------------------------------------------------------------
 // SmsForwarder (pppscn/SmsForwarder) default template.
 //

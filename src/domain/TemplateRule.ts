@@ -1,10 +1,20 @@
 // SMS template rules: RE2 expressions (linear time, no backreferences or lookaround) with named
 // groups `name` and `amount` (optional `time`, `balance`, `account`). Every rule written by an
 // operator or a model is compiled here, never by the JS RegExp engine.
-import { Predicate, Result, Schema } from "effect"
-import { RE2 } from "re2-wasm"
+//
+// The engine is re2js, the JavaScript port of RE2 (RE2 syntax and linear-time matching): a
+// compiled rule is an ordinary object that the garbage collector frees, so rules can be compiled
+// and dropped for as long as the process lives (re2-wasm, used before, never freed one and
+// refused every rule once its fixed 16 MiB heap was full). RE2 bounds a rule's size only at
+// about 1.4 million instructions, far more than a template needs, and compiling or running a
+// program that large blocks the event loop for seconds: a rule is also refused when its
+// estimated program size (repetitions expanded) is over {@link maxRuleSize}.
+import { Result, Schema } from "effect"
+import { RE2JS } from "re2js"
 import { parseAmount } from "./Money.ts"
 import { knownNonDeposits } from "./NonDeposits.ts"
+import { classifyTransaction, describeVerdict } from "./DepositGuard.ts"
+import { normalizeSmsText } from "./SmsText.ts"
 
 export interface RuleExtraction {
   readonly name: string
@@ -25,6 +35,16 @@ export class RuleRejected extends Schema.TaggedError<RuleRejected>()("RuleReject
 
 export const maxRuleLength = 2_000
 
+/**
+ * The largest estimated program (instructions, repetitions expanded) a rule may compile to. A
+ * bank template needs a few hundred; at this bound the slowest rule measured compiles in tens of
+ * milliseconds and matches an SMS in about a millisecond (BENCHMARKS.md, "rule engine").
+ */
+export const maxRuleSize = 4_000
+
+/** Texts longer than this are not given to rules (bank notifications are far shorter). */
+export const maxTextLength = 2_000
+
 const requiredGroups = ["name", "amount"] as const
 
 type Groups = Readonly<Record<string, string | undefined>>
@@ -41,10 +61,17 @@ const nonEmpty = (value: string | undefined): string | undefined => {
   return trimmed === undefined || trimmed === "" ? undefined : trimmed
 }
 
-const attempt = (re: RE2, text: string): Attempt => {
-  const match = re.exec(text)
-  if (match === null) return { _tag: "Missed", reason: "it does not match" }
-  const groups: Groups = match.groups ?? {}
+const groupsOf = (re: RE2JS, names: ReadonlyArray<string>, text: string): Groups | undefined => {
+  const matcher = re.matcher(text)
+  if (!matcher.find()) return undefined
+  const groups: Record<string, string | undefined> = {}
+  for (const name of names) groups[name] = matcher.group(name) ?? undefined
+  return groups
+}
+
+const attempt = (re: RE2JS, names: ReadonlyArray<string>, text: string): Attempt => {
+  const groups = text.length > maxTextLength ? undefined : groupsOf(re, names, text)
+  if (groups === undefined) return { _tag: "Missed", reason: text.length > maxTextLength ? "the text is too long" : "it does not match" }
   const name = nonEmpty(groups["name"])
   if (name === undefined) return { _tag: "Missed", reason: "the name group captured nothing" }
   const rawAmount = groups["amount"]
@@ -73,17 +100,115 @@ const attempt = (re: RE2, text: string): Attempt => {
   }
 }
 
-// re2-wasm reports "Invalid regular expression: /<pattern>/u: <what RE2 said>"; keep what RE2 said.
-const compileMessage = (rule: string, error: unknown): string => {
-  const message = error instanceof Error ? error.message : String(error)
-  const marker = message.indexOf("/u: ", "Invalid regular expression: /".length + rule.length)
-  return clip(marker >= 0 ? message.slice(marker + 4) : message, 200)
-}
+const compileMessage = (error: unknown): string => clip(error instanceof Error ? error.message : String(error), 200)
 
-// re2-wasm keeps its group table in a private field; read it defensively.
-const groupNamesOf = (re: RE2): ReadonlyArray<string> => {
-  const table: unknown = (re as unknown as { readonly namedGroups?: unknown }).namedGroups
-  return Predicate.isObject(table) ? Object.keys(table) : []
+/**
+ * An upper bound of the instructions RE2 compiles `rule` to, read from the text alone (before
+ * compiling): each atom counts one, a group the sum of its parts, `x{n,m}` the size of `x` times
+ * m (or n + 1 when open), other quantifiers one more. Refusing rules above a bound keeps the
+ * time to compile and to match any one rule small, whatever an operator or a model writes.
+ */
+export const estimateRuleSize = (rule: string): number => {
+  const stack: Array<{ total: number; last: number }> = [{ total: 0, last: 0 }]
+  const top = () => stack[stack.length - 1]!
+  const add = (size: number) => {
+    const frame = top()
+    frame.total += size
+    frame.last = size
+  }
+  let i = 0
+  while (i < rule.length) {
+    const c = rule[i]!
+    if (c === "\\") {
+      const next = rule[i + 1]
+      if (next === "Q") {
+        const end = rule.indexOf("\\E", i + 2)
+        const literal = end < 0 ? rule.length - i - 2 : end - i - 2
+        add(Math.max(literal, 1))
+        i = end < 0 ? rule.length : end + 2
+        continue
+      }
+      if ((next === "p" || next === "P") && rule[i + 2] === "{") {
+        const end = rule.indexOf("}", i + 3)
+        i = end < 0 ? rule.length : end + 1
+      } else if (next === "x" && rule[i + 2] === "{") {
+        const end = rule.indexOf("}", i + 3)
+        i = end < 0 ? rule.length : end + 1
+      } else {
+        i += next === "p" || next === "P" ? 3 : 2
+      }
+      add(1)
+      continue
+    }
+    if (c === "[") {
+      let j = i + 1
+      if (rule[j] === "^") j++
+      if (rule[j] === "]") j++
+      while (j < rule.length && rule[j] !== "]") {
+        if (rule[j] === "\\") j += 2
+        else if (rule[j] === "[" && rule[j + 1] === ":") {
+          const end = rule.indexOf(":]", j + 2)
+          j = end < 0 ? j + 1 : end + 2
+        } else j++
+      }
+      i = j + 1
+      add(1)
+      continue
+    }
+    if (c === "(") {
+      stack.push({ total: 0, last: 0 })
+      i++
+      if (rule[i] === "?") {
+        // (?P<name>…, (?<name>…, (?:…, (?flags:… and the flag group (?flags).
+        const close = rule.slice(i).search(/[>:)]/)
+        if (close >= 0 && rule[i + close] === ")") {
+          stack.pop()
+          i += close + 1
+          continue
+        }
+        i += close < 0 ? rule.length : close + 1
+      }
+      continue
+    }
+    if (c === ")") {
+      const frame = stack.length > 1 ? stack.pop()! : top()
+      i++
+      add(frame.total + 2)
+      continue
+    }
+    if (c === "|") {
+      top().last = 0
+      top().total += 1
+      i++
+      continue
+    }
+    if (c === "*" || c === "+" || c === "?") {
+      const frame = top()
+      frame.total += 1
+      i += rule[i + 1] === "?" ? 2 : 1
+      continue
+    }
+    if (c === "{") {
+      const repeat = /^\{(\d+)(,(\d*))?\}/.exec(rule.slice(i, i + 16))
+      if (repeat !== null) {
+        const min = Number(repeat[1])
+        const max = repeat[2] === undefined ? min : repeat[3] === "" ? min + 1 : Number(repeat[3])
+        const frame = top()
+        frame.total += frame.last * (Math.max(min, max, 1) - 1) + 1
+        frame.last = frame.last * Math.max(min, max, 1)
+        i += repeat[0].length
+        if (rule[i] === "?") i++
+        continue
+      }
+    }
+    i += c.codePointAt(0)! > 0xFFFF ? 2 : 1
+    add(1)
+  }
+  while (stack.length > 1) {
+    const frame = stack.pop()!
+    add(frame.total)
+  }
+  return top().total
 }
 
 // Inside this module a compiled rule can also say why a text was missed (feedback for the model).
@@ -96,13 +221,21 @@ const compileUncached = (rule: string): Result.Result<ExplainedRule, RuleRejecte
   if (rule.length > maxRuleLength) {
     return Result.fail(new RuleRejected({ detail: `rule is longer than ${maxRuleLength.toLocaleString("en")} characters` }))
   }
-  let re: RE2
-  try {
-    re = new RE2(rule, "u")
-  } catch (error) {
-    return Result.fail(new RuleRejected({ detail: `rule does not compile: ${compileMessage(rule, error)}` }))
+  const size = estimateRuleSize(rule)
+  if (size > maxRuleSize) {
+    return Result.fail(new RuleRejected({
+      detail: `rule is too large: it would compile to about ${size.toLocaleString("en")} instructions, more than ${
+        maxRuleSize.toLocaleString("en")
+      } (lower the repetition counts)`
+    }))
   }
-  const names = groupNamesOf(re)
+  let re: RE2JS
+  try {
+    re = RE2JS.compile(rule)
+  } catch (error) {
+    return Result.fail(new RuleRejected({ detail: `rule does not compile: ${compileMessage(error)}` }))
+  }
+  const names = Object.keys(re.namedGroups())
   const missing = requiredGroups.filter((group) => !names.includes(group))
   if (missing.length > 0) {
     const list = missing.map((group) => `(?P<${group}>…)`).join(" and ")
@@ -110,16 +243,17 @@ const compileUncached = (rule: string): Result.Result<ExplainedRule, RuleRejecte
   }
   return Result.succeed({
     source: rule,
-    attempt: (text) => attempt(re, text),
+    attempt: (text) => attempt(re, names, text),
     extract: (text) => {
-      const outcome = attempt(re, text)
+      const outcome = attempt(re, names, text)
       return outcome._tag === "Extracted" ? outcome.extraction : undefined
     }
   })
 }
 
-// re2-wasm never frees a compiled expression (no finalizer), so the same rule text compiled again
-// for every SMS would grow WASM memory without bound: compile each distinct text once.
+// A compiled rule is kept for its text, so the same rule compiled again (a template list reloaded,
+// the same sample validated twice) costs nothing; the oldest go first past the limit, and the
+// garbage collector frees what is dropped.
 const cacheLimit = 1_000
 const cache = new Map<string, Result.Result<ExplainedRule, RuleRejected>>()
 
@@ -145,9 +279,13 @@ const kindLabel = {
 } as const
 
 /**
- * Compiles the rule and checks that it extracts a non-empty name and an amount from `sample`.
- * With `rejectNonDeposits`, a rule that extracts a deposit from any known non-deposit message
- * (withdrawals, card approvals, OTPs, notices, …) is rejected too.
+ * Compiles the rule and checks that it extracts a non-empty name and an amount from `sample`,
+ * read as the parse loop reads every SMS ({@link normalizeSmsText}), and that the sample is a
+ * deposit at all for the never-a-deposit guard ({@link classifyTransaction}): a template made
+ * from a withdrawal, a card approval or a notice is refused. With `rejectNonDeposits`, a rule
+ * that extracts a deposit from any known non-deposit message (withdrawals, card approvals, OTPs,
+ * notices, …) is rejected too: the guard keeps them out at run time, and a rule that reads them
+ * is too lax to trust on the messages the guard does not know.
  */
 export const validateRule = (
   rule: string,
@@ -155,14 +293,19 @@ export const validateRule = (
   options?: { readonly rejectNonDeposits?: boolean }
 ): Result.Result<CompiledRule, RuleRejected> =>
   Result.flatMap(compileCached(rule), ({ attempt: explain, extract, source }) => {
-    const onSample = explain(sample)
+    const text = normalizeSmsText(sample)
+    const verdict = classifyTransaction(text)
+    if (verdict.kind !== "deposit") {
+      return Result.fail(new RuleRejected({ detail: `the sample is not a deposit: ${describeVerdict(verdict)}` }))
+    }
+    const onSample = explain(text)
     if (onSample._tag === "Missed") {
       return Result.fail(
         new RuleRejected({ detail: `rule does not extract name and amount from the sample: ${onSample.reason}` })
       )
     }
     if (options?.rejectNonDeposits === true) {
-      const hit = knownNonDeposits.find((message) => extract(message.text) !== undefined)
+      const hit = knownNonDeposits.find((message) => extract(normalizeSmsText(message.text)) !== undefined)
       if (hit !== undefined) {
         return Result.fail(
           new RuleRejected({

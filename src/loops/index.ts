@@ -2,6 +2,7 @@
 import { ChatbotPollLoop } from "./ChatbotPollLoop.ts"
 import type { Loop } from "./Loop.ts"
 import { MissingSmsSyncLoop } from "./MissingSmsSyncLoop.ts"
+import { ParseLoop } from "./ParseLoop.ts"
 import { PhoneWhitelistLoop } from "./PhoneWhitelistLoop.ts"
 import { PushsvcListenerSupervisor } from "./PushsvcListenerSupervisor.ts"
 import { SmsIdSyncLoop } from "./SmsIdSyncLoop.ts"
@@ -11,5 +12,6 @@ export const loops: ReadonlyArray<Loop> = [
   SmsIdSyncLoop,
   PhoneWhitelistLoop,
   MissingSmsSyncLoop,
-  ChatbotPollLoop
+  ChatbotPollLoop,
+  ParseLoop
 ]

@@ -33,11 +33,11 @@ describe("compileRule", () => {
 
   it("rejects what RE2 cannot compile: backreferences, lookaround, syntax errors", () => {
     const cases: ReadonlyArray<[string, string]> = [
-      ["(?P<name>\\S+) (?P<amount>\\d+) \\1", "invalid escape sequence: \\1"],
+      ["(?P<name>\\S+) (?P<amount>\\d+) \\1", "invalid escape sequence: `\\1`"],
       ["(?P<name>\\S+) (?P<amount>\\d+)(?=원)", "(?="],
       ["(?<=입금 )(?P<amount>\\d+) (?P<name>\\S+)", "(?<"],
-      ["(?P<name>\\S+ (?P<amount>\\d+)", "missing )"],
-      ["(?P<name>\\S+) (?P<amount>\\d{1001})", "invalid repetition size"]
+      ["(?P<name>\\S+ (?P<amount>\\d+)", "missing closing )"],
+      ["(?P<name>\\S+) (?P<amount>\\d{1001})", "invalid repeat count"]
     ]
     for (const [rule, fragment] of cases) {
       const detail = rejected(compileRule(rule))
@@ -96,7 +96,7 @@ describe("validateRule", () => {
     const rule = "\\[KB\\]\\S+ \\S+\\n\\S+\\n(?P<name>[^\\n]+)\\n입금\\n(?P<amount>[\\d,]+)"
     const detail = rejected(validateRule(rule, "[신한] 입금 50,000원 홍길동"))
     assert.strictEqual(detail, "rule does not extract name and amount from the sample: it does not match")
-    const garbage = rejected(validateRule("(?P<name>\\S+) (?P<amount>\\S+)", "홍길동 오만원"))
+    const garbage = rejected(validateRule("(?P<name>\\S+) (?P<amount>\\S+)", "입금 홍길동 오만원"))
     assert.isTrue(garbage.startsWith("rule does not extract name and amount from the sample: "), garbage)
     assert.include(garbage, "not an amount")
     const emptyName = rejected(validateRule("(?P<name>[a-z]*)입금 (?P<amount>[\\d,]+)", "입금 5,000"))

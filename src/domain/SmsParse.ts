@@ -1,0 +1,258 @@
+// Reading one SMS (DESIGN section 6, Parsing): the never-a-deposit guard first, then the templates
+// in order (those whose sender is the SMS's sender first, then the rest); the first that extracts
+// a payer name and an amount wins. Pure: the parse loop feeds it rows and writes back the outcome.
+import { classifyTransaction } from "./DepositGuard.ts"
+import { normalizePhone } from "./Phone.ts"
+import { normalizeSmsText } from "./SmsText.ts"
+import { type CompiledRule, maxTextLength, type RuleExtraction } from "./TemplateRule.ts"
+
+export type RuleSource = "builtin" | "manual" | "ai"
+
+/** A template row with its rule compiled (or why it does not compile). */
+export interface LoadedTemplate {
+  readonly id: number
+  readonly bank: string
+  readonly sender: string | null
+  readonly ruleSource: RuleSource
+  readonly rule: CompiledRule | { readonly broken: string }
+}
+
+/** The templates in the order they are tried for one sender. */
+export interface TemplateSet {
+  readonly all: ReadonlyArray<LoadedTemplate>
+  readonly forSender: (sender: string) => ReadonlyArray<LoadedTemplate>
+}
+
+const senderKey = (sender: string): string => normalizePhone(sender) ?? sender.trim()
+
+/**
+ * Orders templates once: within the templates of one sender and within the rest, operator ones
+ * (manual, ai) before the built-ins, older before newer. A template whose rule does not compile
+ * stays in the set (the outcome names it) but is never tried.
+ */
+export const templateSet = (templates: ReadonlyArray<LoadedTemplate>): TemplateSet => {
+  const rank = (t: LoadedTemplate) => (t.ruleSource === "builtin" ? 1 : 0)
+  const sorted = [...templates].sort((a, b) => rank(a) - rank(b) || a.id - b.id)
+  const bySender = new Map<string, Array<LoadedTemplate>>()
+  for (const t of sorted) {
+    if (t.sender === null || t.sender.trim() === "") continue
+    const key = senderKey(t.sender)
+    bySender.set(key, [...(bySender.get(key) ?? []), t])
+  }
+  const cache = new Map<string, ReadonlyArray<LoadedTemplate>>()
+  return {
+    all: sorted,
+    forSender: (sender) => {
+      const key = senderKey(sender)
+      const cached = cache.get(key)
+      if (cached !== undefined) return cached
+      const first = bySender.get(key) ?? []
+      const ordered = first.length === 0 ? sorted : [...first, ...sorted.filter((t) => !first.includes(t))]
+      if (cache.size < 10_000) cache.set(key, ordered)
+      return ordered
+    }
+  }
+}
+
+/** What parse_detail holds (shown as `parse` by sms/get). */
+export interface ParseDetail {
+  readonly kind: "deposit" | "outgoing" | "no_transaction"
+  readonly reason?: string
+  readonly template_id?: number
+  readonly template_bank?: string
+  readonly rule_source?: RuleSource
+  /** The transaction time as printed, and read (ISO, Asia/Seoul). */
+  readonly time_text?: string
+  readonly time?: string
+  readonly balance?: string
+  readonly account?: string
+  /** Templates that failed on this SMS (a rule that threw), by id. */
+  readonly broken_templates?: ReadonlyArray<number>
+  /** Templates that matched but whose name was no payer (masked holder, account, balance…). */
+  readonly rejected?: ReadonlyArray<{ readonly template_id: number; readonly reason: string }>
+}
+
+export type ParseOutcome =
+  | {
+    readonly status: "parsed"
+    readonly bank: string
+    readonly payerName: string
+    readonly amount: string
+    readonly templateId: number
+    readonly txnAt: Date | undefined
+    readonly balance: string | undefined
+    readonly detail: ParseDetail
+  }
+  | { readonly status: "ignored" | "parse_failed"; readonly detail: ParseDetail }
+
+export interface SmsToParse {
+  readonly body: string
+  readonly sender: string
+  readonly receivedAt: Date
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transaction time
+// ---------------------------------------------------------------------------------------------
+
+const seoulOffsetMs = 9 * 3600_000
+const dayMs = 86_400_000
+
+// `2026/08/10 14:49`, `2026.12.11 22:05`, `07/04 15:24`, `08/07, 15:33`, `05:31`, `16:07:35`,
+// `01/02` (date alone); a 2-digit year `26/08/10` too.
+const dateTimePattern =
+  /(?:(?<year>\d{4}|\d{2})[./-])?(?<month>\d{1,2})[./-](?<day>\d{1,2})\.?(?:[ ,]*(?<hour>\d{1,2}):(?<minute>\d{2})(?::(?<second>\d{2}))?)?|(?<hourOnly>\d{1,2}):(?<minuteOnly>\d{2})(?::(?<secondOnly>\d{2}))?/u
+
+const seoulTime = (year: number, month: number, day: number, hour: number, minute: number, second: number): Date | undefined => {
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return undefined
+  const utc = Date.UTC(year, month - 1, day, hour, minute, second) - seoulOffsetMs
+  const check = new Date(utc + seoulOffsetMs)
+  return check.getUTCDate() === day ? new Date(utc) : undefined
+}
+
+/**
+ * The transaction time printed in an SMS, in Asia/Seoul. A date without a year is put in the year
+ * that makes it nearest before the time received (up to a day after it, for phone clocks ahead);
+ * a time without a date on the day that does the same.
+ */
+export const readTransactionTime = (text: string, receivedAt: Date): Date | undefined => {
+  const match = dateTimePattern.exec(text)
+  const g = match?.groups
+  if (g === undefined) return undefined
+  const seoul = new Date(receivedAt.getTime() + seoulOffsetMs)
+  const latest = receivedAt.getTime() + dayMs
+  if (g["month"] !== undefined) {
+    const month = Number(g["month"])
+    const day = Number(g["day"])
+    const hour = Number(g["hour"] ?? 0)
+    const minute = Number(g["minute"] ?? 0)
+    const second = Number(g["second"] ?? 0)
+    if (g["year"] !== undefined) {
+      const printed = Number(g["year"])
+      return seoulTime(printed < 100 ? 2000 + printed : printed, month, day, hour, minute, second)
+    }
+    const year = seoul.getUTCFullYear()
+    for (const candidate of [year + 1, year, year - 1, year - 2, year - 3, year - 4]) {
+      const at = seoulTime(candidate, month, day, hour, minute, second)
+      if (at !== undefined && at.getTime() <= latest) return at
+    }
+    return undefined
+  }
+  const hour = Number(g["hourOnly"])
+  const minute = Number(g["minuteOnly"])
+  const second = Number(g["secondOnly"] ?? 0)
+  const today = seoulTime(seoul.getUTCFullYear(), seoul.getUTCMonth() + 1, seoul.getUTCDate(), hour, minute, second)
+  if (today === undefined) return undefined
+  // Nearest before the time received, a few minutes of clock skew allowed.
+  return today.getTime() <= receivedAt.getTime() + 10 * 60_000 ? today : new Date(today.getTime() - dayMs)
+}
+
+/** `2026-01-01T00:01:00+09:00`: a time in Asia/Seoul for people to read. */
+export const seoulIso = (at: Date): string => `${new Date(at.getTime() + seoulOffsetMs).toISOString().slice(0, 19)}+09:00`
+
+// ---------------------------------------------------------------------------------------------
+// Payer names
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The payer name as printed, or why the captured text is no payer: a masked account-holder name
+ * (`김*늘님`, `장영*(0276)`), an account number, an amount, a time, the balance line.
+ */
+export const payerName = (captured: string): { readonly name: string } | { readonly rejected: string } => {
+  let name = captured.replace(/\s+/gu, " ").trim()
+  // `김철수님`: the honorific is no part of the name.
+  if (name.length > 2 && name.endsWith("님")) name = name.slice(0, -1).trim()
+  if (name === "") return { rejected: "the name is empty" }
+  if (name.includes("*")) return { rejected: `${JSON.stringify(name)} is a masked account-holder name, not the payer` }
+  if (/잔액|입금|출금/u.test(name)) {
+    return { rejected: `${JSON.stringify(name)} is part of the transaction line, not a name` }
+  }
+  if (/^[\d\s,.:/#()\-+]*원?$/u.test(name)) return { rejected: `${JSON.stringify(name)} is a number (account, amount or time), not a name` }
+  if (/^\(?[가-힣A-Za-z]*은행\)?$/u.test(name)) return { rejected: `${JSON.stringify(name)} is a bank, not a name` }
+  if (name.length > 60) return { rejected: "the name is longer than 60 characters" }
+  return { name }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One SMS
+// ---------------------------------------------------------------------------------------------
+
+/** What was said about templates while parsing (the loop logs it). */
+export interface ParseReport {
+  readonly brokenTemplates: ReadonlyArray<{ readonly id: number; readonly error: string }>
+}
+
+const tryRule = (rule: CompiledRule, text: string): RuleExtraction | undefined | { readonly thrown: string } => {
+  try {
+    return rule.extract(text)
+  } catch (error) {
+    return { thrown: error instanceof Error ? error.message : String(error) }
+  }
+}
+
+/** Reads one SMS with the templates; never throws (a rule that throws fails only its template). */
+export const parseSms = (sms: SmsToParse, templates: TemplateSet, report?: (r: ParseReport) => void): ParseOutcome => {
+  const text = normalizeSmsText(sms.body)
+  const verdict = classifyTransaction(text)
+  if (verdict.kind !== "deposit") return { status: "ignored", detail: { kind: verdict.kind, reason: verdict.reason } }
+  if (text.length > maxTextLength) {
+    return { status: "parse_failed", detail: { kind: "deposit", reason: `the text is longer than ${maxTextLength} characters` } }
+  }
+  const broken: Array<{ id: number; error: string }> = []
+  const rejected: Array<{ template_id: number; reason: string }> = []
+  for (const template of templates.forSender(sms.sender)) {
+    if ("broken" in template.rule) continue
+    const extraction = tryRule(template.rule, text)
+    if (extraction === undefined) continue
+    if ("thrown" in extraction) {
+      broken.push({ id: template.id, error: extraction.thrown })
+      continue
+    }
+    const name = payerName(extraction.name)
+    if ("rejected" in name) {
+      rejected.push({ template_id: template.id, reason: name.rejected })
+      continue
+    }
+    if (/^0+(?:\.0+)?$/.test(extraction.amount)) {
+      rejected.push({ template_id: template.id, reason: "the amount is zero" })
+      continue
+    }
+    if (broken.length > 0) report?.({ brokenTemplates: broken })
+    const timeText = extraction.time ?? dateTimePattern.exec(text)?.[0]
+    const txnAt = timeText === undefined ? undefined : readTransactionTime(timeText, sms.receivedAt)
+    return {
+      status: "parsed",
+      bank: template.bank,
+      payerName: name.name,
+      amount: extraction.amount,
+      templateId: template.id,
+      txnAt,
+      balance: extraction.balance,
+      detail: {
+        kind: "deposit",
+        template_id: template.id,
+        template_bank: template.bank,
+        rule_source: template.ruleSource,
+        ...(timeText === undefined ? {} : { time_text: timeText }),
+        ...(txnAt === undefined ? {} : { time: seoulIso(txnAt) }),
+        ...(extraction.balance === undefined ? {} : { balance: extraction.balance }),
+        ...(extraction.account === undefined ? {} : { account: extraction.account }),
+        ...(broken.length === 0 ? {} : { broken_templates: broken.map((b) => b.id) }),
+        ...(rejected.length === 0 ? {} : { rejected })
+      }
+    }
+  }
+  if (broken.length > 0) report?.({ brokenTemplates: broken })
+  const reason = rejected.length > 0
+    ? `a deposit without a payer name: ${rejected[0]!.reason}`
+    : "a deposit that no template reads (no payer name and amount extracted)"
+  return {
+    status: "parse_failed",
+    detail: {
+      kind: "deposit",
+      reason,
+      ...(broken.length === 0 ? {} : { broken_templates: broken.map((b) => b.id) }),
+      ...(rejected.length === 0 ? {} : { rejected })
+    }
+  }
+}
