@@ -98,7 +98,9 @@ const make = Effect.gen(function*() {
   const notify = (table: string) => sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${table})`
 
   const registrationColumns = "id, device_id, name, format, api_url, silence_alert_s, enabled, listener_status, last_event_at, created_at"
-  const smsColumns = "id, device_id, sender, body, received_at, status, bank, payer_name, amount::text AS amount, deposit_id, created_at"
+  // Amounts as DESIGN section 4 writes them: "50000", "12.50" (no ".00" on whole won).
+  const smsColumns = "id, device_id, sender, body, received_at, status, bank, payer_name, "
+    + "CASE WHEN amount = trunc(amount) THEN trunc(amount)::text ELSE amount::text END AS amount, deposit_id, created_at"
 
   return {
     listRegistrations: (p: Paging & { readonly device_id?: string | null | undefined; readonly enabled?: boolean | null | undefined }) =>

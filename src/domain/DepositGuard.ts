@@ -30,7 +30,7 @@ const outgoing: ReadonlyArray<Marker> = [
   { pattern: /출금/u, reason: "출금 (withdrawal)" },
   { pattern: /지급/u, reason: "지급 (payment out)" },
   { pattern: /자동이체/u, reason: "자동이체 (standing order)" },
-  { pattern: /송금(?!받)/u, reason: "송금 (money sent)" },
+  { pattern: /송금(?!받|인)/u, reason: "송금 (money sent)" },
   { pattern: /이체(?:했|하였|완료|되었|됐)/u, reason: "a transfer made from the account" },
   { pattern: /결제/u, reason: "결제 (a payment)" },
   { pattern: /일시불|할부|누적\d|누적금액|누적액/u, reason: "a card approval" },

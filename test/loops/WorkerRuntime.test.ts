@@ -25,7 +25,7 @@ const query = <A extends object>(db: string, text: string) =>
     return (yield* sql.unsafe(text)) as unknown as ReadonlyArray<A>
   })))
 
-const names = ["pushsvc_listener_supervisor", "sms_id_sync_loop", "phone_whitelist_loop", "missing_sms_sync_loop", "chatbot_poll_loop"] as const
+const names = ["pushsvc_listener_supervisor", "sms_id_sync_loop", "phone_whitelist_loop", "missing_sms_sync_loop", "chatbot_poll_loop", "parse_loop"] as const
 
 describe("supervised loops", () => {
   it.live("an interrupted loop makes readiness false in the same tick, is restarted, and readiness returns after its next success", () =>

@@ -263,6 +263,15 @@ export const builtins0007: ReadonlyArray<BuiltinTemplate> = [
     sample: "5,112원 입금\n홍길동 → 내 토스뱅크 통장",
     rule: String.raw`^(?:(?:토스뱅크|토스|카카오뱅크|케이뱅크)\s*)?${amount} ?원 ?입금\s*(?:[|·:] ?)?(?P<name>${nameStart}[^\n|→]*?)\s*(?:(?:→|->)[^\n]*)?(?:\n|$)`
   },
+  // App pushes with an arrow into the own account: `홍길동 → 내 토스뱅크 통장 50,000원` (the guard
+  // stops the arrows that go from the account to someone).
+  {
+    key: "app_arrow",
+    bank: "앱 알림",
+    sender: null,
+    sample: "홍길동 → 내 토스뱅크 통장 5,112원",
+    rule: String.raw`(?:^|\n)(?:(?:입금|토스뱅크|토스)\s*)?(?P<name>${nameStart}[^\n→]*?)\s*(?:→|->)\s*내 [^\n]*?(?:통장|계좌)\s*(?:입금\s*)?${amount} ?원`
+  },
   // No bank named: `입금 10,000원\nMM/DD HH:mm 홍길동`.
   {
     key: "generic_amount_time_name",

@@ -1,0 +1,272 @@
+// parse_loop on a real database: the development corpus through the real push endpoint and the
+// real loop in a running worker, template changes and sms/reset without a restart, operator
+// templates before the built-ins (sender first), a broken template row failing only itself, and
+// the year of an `MM/DD` date across New Year on the TestClock.
+import { assert, describe, it } from "@effect/vitest"
+import { DateTime, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+import { readFileSync } from "node:fs"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { builtins0007 } from "../../src/db/migrations/0007_parse.ts"
+import { IngestStore } from "../../src/db/IngestStore.ts"
+import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
+import { pushRoutes } from "../../src/http/PushServer.ts"
+import { Kicks, type LoopName } from "../../src/loops/Loop.ts"
+import { ParseLoop } from "../../src/loops/ParseLoop.ts"
+import { createMigratedDatabase, runSql, sqlLayer } from "../support/database.ts"
+import { captureLogs, loopServices } from "../support/loops.ts"
+import { recon, serveLayer, startRecon } from "../support/recon.ts"
+import { buildWorker, eventually, pushForwarder, register, workerSettings } from "../support/worker.ts"
+
+interface CorpusRow {
+  readonly bank: string
+  readonly kind: "dep" | "wd" | "other"
+  readonly text: string
+  readonly names: ReadonlyArray<string>
+  readonly amount: string
+}
+
+const corpus: ReadonlyArray<CorpusRow> = readFileSync(new URL("../../../shared/corpus/sms-dev.tsv", import.meta.url), "utf8")
+  .trim().split("\n").slice(1).map((line) => {
+    const [bank, kind, , text, names, amount] = line.split("\t")
+    return { bank: bank!, kind: kind as CorpusRow["kind"], text: text!.replaceAll("\\n", "\n"), names: (names ?? "").split("|"), amount: amount ?? "" }
+  })
+
+/** The sender a bank's SMS come from: the built-in template's, else a phone number. */
+const senderOf = (bank: string): string =>
+  builtins0007.find((t) => t.sender !== null && bank.startsWith(t.bank.slice(0, 2)))?.sender ?? "01099998888"
+
+interface Parsed {
+  readonly id: number
+  readonly status: string
+  readonly bank: string | null
+  readonly payer_name: string | null
+  readonly amount: string | null
+  readonly template_id: number | null
+  readonly txn_at: Date | null
+  readonly balance: string | null
+  readonly parse_detail: any
+}
+
+const parsedRows = (db: string) =>
+  runSql(db, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<Parsed>`SELECT id::int AS id, status, bank, payer_name, amount::text AS amount, template_id::int AS template_id,
+      txn_at, balance::text AS balance, parse_detail FROM recon.shooter_sms ORDER BY id`
+    return rows
+  }))
+
+const whitelist = (db: string, phones: ReadonlyArray<string>) =>
+  runSql(db, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (const phone of new Set(phones)) yield* sql`INSERT INTO recon.shooter_phone (phone) VALUES (${phone}) ON CONFLICT DO NOTHING`
+  }))
+
+/** A worker running only parse_loop, and the push endpoint kicking it in the same process. */
+const workerWithPush = (db: string) =>
+  Effect.gen(function*() {
+    const heartbeat = join(mkdtempSync(join(tmpdir(), "recon-parse-")), "worker.heartbeat")
+    const worker = yield* buildWorker(db, heartbeat, { loops: [ParseLoop] })
+    const push = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        serveLayer(pushRoutes.pipe(
+          Layer.provide([IngestStore.layer, Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
+          Layer.provide(sqlLayer(db)),
+          Layer.orDie
+        ))
+      ),
+      (running) => Effect.promise(() => running.close())
+    )
+    return { ...worker, push: push.url }
+  })
+
+describe("parse_loop in the worker", () => {
+  it.live("reads the whole development corpus pushed through the webhook: every deposit exactly, every other row ignored", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("parse-corpus"))
+      yield* Effect.promise(() => register(db, { deviceId: "phone-1", format: "smsforwarder", trusted: true }))
+      yield* Effect.promise(() => whitelist(db, corpus.map((row) => senderOf(row.bank))))
+      const { push } = yield* workerWithPush(db)
+      const start = Date.parse("2026-11-20T03:00:00Z")
+      for (const [i, row] of corpus.entries()) {
+        // 11 minutes apart: the corpus repeats one text, which would otherwise be a duplicate.
+        const answer = yield* Effect.promise(() =>
+          pushForwarder(push, "phone-1", { from: senderOf(row.bank), sms: row.text, timestamp: start + i * 11 * 60_000 })
+        )
+        assert.strictEqual(answer.http, 200, JSON.stringify(answer.body))
+      }
+      yield* eventually(
+        "every SMS read",
+        Effect.promise(() => parsedRows(db)).pipe(Effect.map((rows) => rows.length === corpus.length && rows.every((r) => r.status !== "received")))
+      )
+      const rows = yield* Effect.promise(() => parsedRows(db))
+      const failures: Array<string> = []
+      for (const [i, row] of corpus.entries()) {
+        const got = rows[i]!
+        if (row.kind === "dep") {
+          if (got.status !== "parsed" || got.amount !== `${row.amount}.00` || !row.names.includes(got.payer_name ?? "")) {
+            failures.push(`${row.bank} ${JSON.stringify(row.text)}: ${got.status} ${got.payer_name} ${got.amount} ${JSON.stringify(got.parse_detail)}`)
+          }
+          assert.isNotNull(got.template_id)
+          assert.strictEqual(got.parse_detail.kind, "deposit")
+        } else if (got.status !== "ignored" || got.amount !== null || got.payer_name !== null) {
+          failures.push(`${row.kind} ${row.bank} ${JSON.stringify(row.text)} was ${got.status}`)
+        }
+      }
+      assert.deepStrictEqual(failures, [])
+      const deposits = corpus.filter((row) => row.kind === "dep").length
+      assert.strictEqual(rows.filter((r) => r.status === "parsed").length, deposits)
+      assert.isAtLeast(deposits, 45)
+    }), 120_000)
+
+  it.live("a template added through recon_service is used without a restart, and sms/reset reads an SMS again", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("parse-change"))
+      yield* Effect.promise(() => register(db, { deviceId: "phone-1", format: "smsforwarder", trusted: true }))
+      yield* Effect.promise(() => whitelist(db, ["01055556666"]))
+      const { push } = yield* workerWithPush(db)
+      const api = yield* Effect.acquireRelease(Effect.promise(() => startRecon(db)), (r) => Effect.promise(() => r.close()))
+      const call = recon(api.url)
+      const text = "[한빛상호] 입금 확정\n송금인:김하나\n금액:7,700원"
+      yield* Effect.promise(() => pushForwarder(push, "phone-1", { from: "01055556666", sms: text }))
+      yield* eventually("parse_failed", Effect.promise(() => parsedRows(db)).pipe(Effect.map((rows) => rows[0]?.status === "parse_failed")))
+      const [failed] = yield* Effect.promise(() => parsedRows(db))
+      assert.match(failed!.parse_detail.reason, /no template reads/)
+      const shown = yield* Effect.promise(() => call("/shooter/sms/get", { id: failed!.id }))
+      assert.strictEqual(shown.body.data.parse.kind, "deposit")
+      assert.match(shown.body.data.parse.reason, /no template reads/)
+
+      const added = yield* Effect.promise(() =>
+        call("/shooter/template/recharge/add", {
+          bank: "한빛상호",
+          sample: text,
+          sender: "01055556666",
+          rule: "송금인:(?P<name>[^\\n]+)\\n금액:(?P<amount>[\\d,]+)원"
+        })
+      )
+      assert.strictEqual(added.http, 200, JSON.stringify(added.body))
+      // A new SMS in that format (11 minutes later, not a duplicate) is read with the new template.
+      yield* Effect.promise(() =>
+        pushForwarder(push, "phone-1", { from: "01055556666", sms: text.replace("김하나", "박두리"), timestamp: Date.now() + 11 * 60_000 })
+      )
+      yield* eventually("the new SMS parsed", Effect.promise(() => parsedRows(db)).pipe(Effect.map((rows) => rows[1]?.status === "parsed")))
+      const second = (yield* Effect.promise(() => parsedRows(db)))[1]!
+      assert.deepInclude(second, { payer_name: "박두리", amount: "7700.00", template_id: added.body.data.id, bank: "한빛상호" })
+      assert.strictEqual(second.parse_detail.rule_source, "manual")
+
+      // sms/reset puts the failed one back to received (NOTIFY): the loop reads it again.
+      const reset = yield* Effect.promise(() => call("/shooter/sms/reset", { id: failed!.id }))
+      assert.strictEqual(reset.http, 200)
+      yield* eventually("the reset SMS parsed", Effect.promise(() => parsedRows(db)).pipe(Effect.map((rows) => rows[0]?.status === "parsed")))
+      const got = yield* Effect.promise(() => call("/shooter/sms/get", { id: failed!.id }))
+      assert.deepInclude(got.body.data, { status: "parsed", payer_name: "김하나", amount: "7700", bank: "한빛상호" })
+      assert.deepInclude(got.body.data.parse, { kind: "deposit", template_id: added.body.data.id, rule_source: "manual" })
+    }), 60_000)
+})
+
+// One pass of the loop, run directly, on a database with SMS stored by SQL.
+const storeSms = (sender: string, body: string, receivedAt: Date) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ id: number }>`INSERT INTO recon.shooter_sms (device_id, sender, sender_normalized, body, normalized_body, received_at)
+      VALUES ('phone-1', ${sender}, ${sender}, ${body}, ${body + String(Math.random())}, ${receivedAt}) RETURNING id::int AS id`
+    return row!.id
+  })
+
+const addTemplate = (t: { bank: string; sender: string | null; rule: string; source?: string }) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ id: number }>`INSERT INTO recon.shooter_template_recharge (bank, sender, sample, rule, rule_source)
+      VALUES (${t.bank}, ${t.sender}, 'sample', ${t.rule}, ${t.source ?? "manual"}) RETURNING id::int AS id`
+    return row!.id
+  })
+
+const smsById = (id: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<Parsed>`SELECT id::int AS id, status, bank, payer_name, amount::text AS amount, template_id::int AS template_id,
+      txn_at, balance::text AS balance, parse_detail FROM recon.shooter_sms WHERE id = ${id}`
+    return row!
+  })
+
+const onePassSetup = (prefix: string, logs: Array<string>, kicked: Array<LoopName>) =>
+  Effect.gen(function*() {
+    const db = yield* Effect.promise(() => createMigratedDatabase(prefix))
+    return Layer.mergeAll(loopServices(db, workerSettings("/tmp/recon-parse-test.heartbeat"), kicked), captureLogs(logs))
+  })
+
+describe("parse_loop passes", () => {
+  const kbSms = "[Web발신]\n[KB]11/02 14:05\n123456**789\n홍길동\n입금\n50,000\n잔액1,234,567"
+
+  it.live("tries the templates of the SMS's sender first, then operator templates before the built-ins", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const kicked: Array<LoopName> = []
+      const services = yield* onePassSetup("parse-order", logs, kicked)
+      yield* Effect.gen(function*() {
+        // An operator rule for any sender that reads the account as the name: it is tried after
+        // the KB built-ins for KB's number, before them for any other sender.
+        const anySender = yield* addTemplate({ bank: "운영자", sender: null, rule: "(?P<name>\\d+\\*\\*\\d+)\\n홍길동\\n입금\\n(?P<amount>[\\d,]+)" })
+        const otherSender = yield* addTemplate({ bank: "다른 번호", sender: "01077778888", rule: "(?P<name>홍길동)\\n입금\\n(?P<amount>[\\d,]+)" })
+        const fromKb = yield* storeSms("16449999", kbSms, new Date("2026-11-02T05:06:00Z"))
+        const fromOther = yield* storeSms("01077778888", kbSms, new Date("2026-11-02T05:06:00Z"))
+        const fromUnknown = yield* storeSms("01000000000", kbSms, new Date("2026-11-02T05:06:00Z"))
+        yield* Effect.scoped(Effect.flatMap(ParseLoop.start, (pass) => pass))
+        const kb = yield* smsById(fromKb)
+        assert.strictEqual(kb.status, "parsed")
+        assert.strictEqual(kb.parse_detail.rule_source, "builtin")
+        assert.deepInclude(kb, { bank: "KB국민", payer_name: "홍길동", amount: "50000.00", balance: "1234567.00" })
+        assert.strictEqual(kb.txn_at?.toISOString(), "2026-11-02T05:05:00.000Z")
+        assert.strictEqual(kb.parse_detail.time, "2026-11-02T14:05:00+09:00")
+        assert.strictEqual(kb.parse_detail.time_text, "11/02 14:05")
+        assert.strictEqual((yield* smsById(fromOther)).template_id, otherSender)
+        // For a sender no template names, the operator templates come before the built-ins: the
+        // first one's "name" is an account number, which the loop refuses as a payer, so the next
+        // operator template reads it.
+        const unknown = yield* smsById(fromUnknown)
+        assert.strictEqual(unknown.status, "parsed")
+        assert.strictEqual(unknown.template_id, otherSender)
+        assert.deepStrictEqual(unknown.parse_detail.rejected.map((r: { template_id: number }) => r.template_id), [anySender])
+        assert.include(kicked, "order_match_loop")
+      }).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.live("a template row that no longer compiles is logged and skipped; the others still read", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const kicked: Array<LoopName> = []
+      const services = yield* onePassSetup("parse-broken", logs, kicked)
+      yield* Effect.gen(function*() {
+        const broken = yield* addTemplate({ bank: "깨진", sender: "16449999", rule: "(?P<name>[\\S+) (?P<amount>\\d+)" })
+        const id = yield* storeSms("16449999", kbSms, new Date("2026-11-02T05:06:00Z"))
+        const outgoing = yield* storeSms("16449999", kbSms.replace("입금", "출금"), new Date("2026-11-02T05:06:00Z"))
+        yield* Effect.scoped(Effect.flatMap(ParseLoop.start, (pass) => pass))
+        assert.deepInclude(yield* smsById(id), { status: "parsed", payer_name: "홍길동" })
+        const ignored = yield* smsById(outgoing)
+        assert.deepInclude(ignored, { status: "ignored", payer_name: null, amount: null, template_id: null })
+        assert.deepStrictEqual(ignored.parse_detail, { kind: "outgoing", reason: "출금 (withdrawal)" })
+        assert.isTrue(logs.some((line) => line.startsWith("Warn") && line.includes(`template ${broken} (깨진, manual) is not used`)), logs.join("\n"))
+      }).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.effect("reads `12/31 23:59` received at 00:01 on New Year's Day in the year before (TestClock)", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const services = yield* onePassSetup("parse-year", logs, [])
+      yield* TestClock.setTime(Date.parse("2027-01-01T00:01:00+09:00"))
+      yield* Effect.gen(function*() {
+        const now = DateTime.toDateUtc(yield* DateTime.now)
+        const lastYear = yield* storeSms("15778000", "신한 12/31 23:59 입금 10,000 홍길동", now)
+        const thisYear = yield* storeSms("15778000", "신한 01/01 00:00 입금 20,000 홍길동", now)
+        // A phone clock a minute behind the bank's: still this year.
+        const ahead = yield* storeSms("15778000", "신한 01/01 00:02 입금 30,000 홍길동", now)
+        yield* Effect.scoped(Effect.flatMap(ParseLoop.start, (pass) => pass))
+        assert.strictEqual((yield* smsById(lastYear)).parse_detail.time, "2026-12-31T23:59:00+09:00")
+        assert.strictEqual((yield* smsById(thisYear)).parse_detail.time, "2027-01-01T00:00:00+09:00")
+        assert.strictEqual((yield* smsById(ahead)).txn_at?.toISOString(), "2026-12-31T15:02:00.000Z")
+      }).pipe(Effect.provide(services))
+    }), 60_000)
+})
