@@ -64,7 +64,7 @@ const depositWord = /입금|보냈어요|받았어요|받았습니다|들어왔/
 
 const arrow = /→|->|➡|⇒|▶/u
 // After the arrow: the account holder's own account (`→ 내 토스뱅크 통장`).
-const toOwnAccount = /^\s*(?:내|나의|본인|my)(?:\s|$)|^[^\n]{0,20}(?:통장|계좌)/iu
+const toOwnAccount = /^\s*(?:(?:내|나의|본인|my)(?:\s|$)|\S*(?:통장|계좌)(?:\s|$))/iu
 
 const find = (markers: ReadonlyArray<Marker>, text: string): Marker | undefined => markers.find((m) => m.pattern.test(text))
 

@@ -101,7 +101,7 @@ export const builtins0007: ReadonlyArray<BuiltinTemplate> = [
     bank: "NH농협",
     sender: "15882100",
     sample: "농협 2010/02/17 302-0080-1997-** 1,000원(성시원)입금.잔액1,000원",
-    rule: String.raw`농협\s*(?P<time>\d{4}/\d{1,2}/\d{1,2}(?: ${hourMinute})?)\s*${account}\s*${amount}원\((?P<name>[^)\n]+)\)입금`
+    rule: String.raw`농협\s*(?P<time>\d{4}/\d{1,2}/\d{1,2}(?: ${hourMinute})?)\s*${account}\s*${amount}원\((?P<name>[^\n]+?)\)입금`
   },
   // 신한: `신한MM/DD HH:mm`, account, `입금 amount` (no 원), `잔액 balance`, name.
   {
