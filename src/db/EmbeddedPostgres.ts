@@ -213,7 +213,9 @@ const stopServer = async (pid: number, dir: string, exited?: Promise<void>): Pro
       // already gone
     }
   }
-  const within = (ms: number) => Promise.race([gone.then(() => true), sleep(ms).then(() => false)])
+  // The time limit must not keep the process alive once the server is gone.
+  const within = (ms: number) =>
+    Promise.race([gone.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())])
   signal("SIGINT") // fast shutdown: running transactions are rolled back, connections closed
   if (await within(15_000)) return
   signal("SIGQUIT") // immediate shutdown
@@ -225,6 +227,7 @@ const stopServer = async (pid: number, dir: string, exited?: Promise<void>): Pro
 /** Stops every server this process started (the forced exit path; the ordered path stops each with its scope). */
 export const stopOwnedClusters = async (): Promise<void> => {
   await Promise.all([...owned].map(async (running) => {
+    running.child.ref() // the process waits for its server
     await stopServer(running.child.pid!, running.dir, running.exited)
     owned.delete(running)
     rmSync(sideFiles(running.dir).owner, { force: true })
@@ -316,6 +319,7 @@ export const startEmbeddedPostgres = async (options: {
     const server = current
     if (server === undefined) return
     current = undefined
+    server.child.ref() // the process waits for its server
     await stopServer(server.child.pid!, dir, server.exited)
     owned.delete(server)
     rmSync(files.owner, { force: true })
