@@ -8,6 +8,10 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Two cores: a few files at a time keeps PostgreSQL and the servers responsive.
     maxWorkers: 3,
-    reporters: process.env.CI ? ["default"] : ["default"]
+    reporters: process.env.CI ? ["default"] : ["default"],
+    // The tests provoke failures on purpose (database stopped, bad tokens, dying loops), and the
+    // services log them: a green run prints only the results. The logs of a failing test are
+    // still shown; \`LOG_LEVEL=debug npm test\` (any LOG_LEVEL) shows every test's.
+    silent: process.env.LOG_LEVEL !== undefined && process.env.LOG_LEVEL !== "" ? false : "passed-only"
   }
 })

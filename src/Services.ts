@@ -14,13 +14,21 @@ const Migrated = Layer.effectDiscard(runMigrations().pipe(
   Effect.tap((applied) => applied.length > 0 ? Effect.logInfo(`migrations applied: ${applied.join(", ")}`) : Effect.void)
 ))
 
+/** Where `all` keeps the dev tokens it made (beside the embedded database's data). */
+const DEV_TOKEN_FILE = ".data/dev-tokens.env"
+
+/** Built before the service it is provided to, so its line is written once that service has stopped. */
+const stopLine = (line: string) => Layer.effectDiscard(Effect.addFinalizer(() => Effect.logInfo(line)))
+
 export const main = (command: Command, args: ReadonlyArray<string>) => {
   if (args.length > 0) {
     process.stderr.write(`${command}: unexpected arguments: ${args.join(" ")}\n`)
     process.exit(2)
   }
   const runs = (service: "recon" | "worker" | "admin") => command === service || command === "all"
-  const { env, generated } = command === "all" ? withDevTokens(process.env) : { env: process.env, generated: {} }
+  const { env, generated, file: tokenFile } = command === "all"
+    ? withDevTokens(process.env, DEV_TOKEN_FILE)
+    : { env: process.env, generated: {}, file: undefined }
   const settings = readConfigOrExit(env, (config) => {
     readLogSettings(config)
     const recon = runs("recon") ? readReconSettings(config) : undefined
@@ -53,14 +61,17 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
         : []),
       ...(admin ? [`admin_service    http://127.0.0.1:${admin.port}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
       `database         ${db.embedded ? "embedded PostgreSQL (.data/pg)" : "DATABASE_URL"}`,
-      ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`)
+      ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`),
+      ...(tokenFile === undefined ? [] : [
+        `dev tokens kept in ${DEV_TOKEN_FILE} (mode 0600) and reused at every start; to use your own, set ${Object.keys(generated).join(" and ")}`
+      ])
     ]
     console.log(lines.join("\n"))
   }))
   const app = Layer.mergeAll(
-    recon ? ReconServerLive(recon) : Layer.empty,
-    worker ? WorkerLive(worker) : Layer.empty,
-    admin ? AdminServerLive(admin) : Layer.empty,
+    recon ? ReconServerLive(recon).pipe(Layer.provide(stopLine("recon_service stopped"))) : Layer.empty,
+    worker ? WorkerLive(worker).pipe(Layer.provide(stopLine("recon_worker stopped"))) : Layer.empty,
+    admin ? AdminServerLive(admin).pipe(Layer.provide(stopLine("admin_service stopped"))) : Layer.empty,
     announce
   ).pipe(
     Layer.provide(Migrated),

@@ -64,7 +64,7 @@ export const adminServer = <ROut, E>(
 ) => {
   const services = adminServices(settings)
   return SocketsCloseFirst.pipe(
-    Layer.provideMerge(HttpRouter.serve(routes(settings), { disableLogger: serve?.disableLogger ?? false, disableListenLog: true })),
+    Layer.provideMerge(HttpRouter.serve(routes(settings), { disableLogger: serve?.disableLogger ?? false, disableListenLog: serve?.disableLogger ?? false })),
     Layer.provideMerge(listen.pipe(Layer.provide(services))),
     Layer.provide(services)
   )

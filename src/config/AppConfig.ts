@@ -1,6 +1,8 @@
 // Reads and checks the configuration of DESIGN section 3. Every command checks its keys before
 // it does anything; each problem is one line naming the key (never a secret's value).
 import { randomBytes } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { dirname } from "node:path"
 
 export type Env = Readonly<Record<string, string | undefined>>
 export type Caller = "admin" | "recon"
@@ -226,13 +228,27 @@ export const readAdminSettings = (config: ConfigReader, local?: { readonly recon
   }
 }
 
-/** Dev tokens for `all` when none are configured: printed once, so a newcomer can call the routes. */
-export const withDevTokens = (env: Env): { readonly env: Env; readonly generated: Record<string, string> } => {
+/**
+ * Dev tokens for `all` when none are configured: made at the first start and kept in `file`
+ * (mode 0600, beside the embedded database's data), so a token a user exported keeps working
+ * after a restart. `file` is absent when tokens were configured.
+ */
+export const withDevTokens = (env: Env, file: string): { readonly env: Env; readonly generated: Record<string, string>; readonly file?: string } => {
   const has = (key: string) => (env[key] ?? "").trim() !== ""
   if (has(SHARED_TOKEN_KEY) || has(tokenKeys.admin) || has(tokenKeys.recon)) return { env, generated: {} }
-  const generated = {
-    [tokenKeys.admin]: `dev-admin-${randomBytes(18).toString("base64url")}`,
-    [tokenKeys.recon]: `dev-recon-${randomBytes(18).toString("base64url")}`
+  const kept: Record<string, string> = {}
+  if (existsSync(file)) {
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      const found = /^\s*(SVC_INTERNAL_SERVICE_TOKEN_(?:ADMIN|RECON))=(\S+)\s*$/.exec(line)
+      if (found !== null) kept[found[1]!] = found[2]!
+    }
   }
-  return { env: { ...env, ...generated }, generated }
+  const generated = {
+    [tokenKeys.admin]: kept[tokenKeys.admin] ?? `dev-admin-${randomBytes(18).toString("base64url")}`,
+    [tokenKeys.recon]: kept[tokenKeys.recon] ?? `dev-recon-${randomBytes(18).toString("base64url")}`
+  }
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(file, Object.entries(generated).map(([key, value]) => `${key}=${value}\n`).join(""), { mode: 0o600 })
+  chmodSync(file, 0o600)
+  return { env: { ...env, ...generated }, generated, file }
 }

@@ -1,9 +1,14 @@
 // How every command starts and stops: configuration checked first (exit 2, one line per
-// problem), logging as LOG_LEVEL/LOG_FORMAT say, SIGTERM/SIGINT as a graceful stop (exit 0,
-// in-flight work bounded to 10 s), and exit 1 when the program itself gives up.
+// problem), logging as LOG_LEVEL/LOG_FORMAT say (on stderr: stdout is the commands' output),
+// SIGTERM/SIGINT as a graceful stop (exit 0, in-flight work bounded to 10 s, the embedded
+// database stopped last on every path), and exit 1 when the program itself gives up.
 import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Effect, Exit, Layer, Logger, References } from "effect"
+import { Cause, Data, Effect, Exit, Layer, Logger, Option, References } from "effect"
+import { stopOwnedClusters } from "../db/EmbeddedPostgres.ts"
 import { ConfigProblems, ConfigReader, type Env, type LogSettings, readLogSettings } from "./AppConfig.ts"
+
+/** A failure the user can act on (an unreachable database, …): printed as its one line, exit 1. */
+export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly message: string }> {}
 
 const levels = {
   trace: "Trace", debug: "Debug", info: "Info", warn: "Warn", error: "Error", fatal: "Fatal", none: "None"
@@ -11,7 +16,8 @@ const levels = {
 
 export const loggingLayer = (log: LogSettings) =>
   Layer.mergeAll(
-    Logger.layer([log.format === "json" ? Logger.consoleJson : Logger.consolePretty({ colors: false })]),
+    Logger.layer([log.format === "json" ? Logger.withConsoleError(Logger.formatJson) : Logger.consolePretty({ colors: false })]),
+    Layer.succeed(Logger.LogToStderr, true),
     Layer.succeed(References.MinimumLogLevel, levels[log.level])
   )
 
@@ -34,21 +40,31 @@ export const readConfigOrExit = <A>(env: Env, read: (config: ConfigReader) => A)
 /** Runs a program to its end; a signal interrupts it and the process exits 0 once it has let go. */
 export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = process.env) => {
   const log = readConfigOrExit(env, readLogSettings)
+  const logging = loggingLayer(log)
+  const logInfo = (message: string) => Effect.runFork(Effect.logInfo(message).pipe(Effect.provide(logging)))
   let stopping = false
-  const onSignal = () => {
+  const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) return
     stopping = true
-    // In-flight work gets 10 s; past that the process goes anyway.
-    setTimeout(() => process.exit(0), 10_000).unref()
+    logInfo(`${signal} received: stopping`)
+    // In-flight work gets 10 s; past that the process goes anyway, the embedded database stopped first.
+    setTimeout(() => {
+      logInfo("still stopping after 10 s: forced exit")
+      void stopOwnedClusters().finally(() => process.exit(0))
+    }, 10_000).unref()
   }
   process.once("SIGTERM", onSignal)
   process.once("SIGINT", onSignal)
-  NodeRuntime.runMain(program.pipe(Effect.provide(loggingLayer(log))), {
+  NodeRuntime.runMain(program.pipe(Effect.provide(logging)), {
     disableErrorReporting: true,
     teardown: (exit, onExit) => {
       if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return onExit(0)
-      process.stderr.write(`${Cause.pretty(exit.cause)}\n`)
-      onExit(1)
+      const failure = Cause.findErrorOption(exit.cause)
+      process.stderr.write(
+        Option.isSome(failure) && failure.value instanceof CommandFailed ? `error: ${failure.value.message}\n` : `${Cause.pretty(exit.cause)}\n`
+      )
+      // Whatever failed, a server this process started does not outlive it.
+      void stopOwnedClusters().finally(() => onExit(1))
     }
   })
 }

@@ -1,31 +1,60 @@
 // The one PostgreSQL client of a process: DATABASE_URL, or the embedded server under ./.data/pg
-// started with the process and stopped with it.
+// started with the process and stopped with it, after everything that uses it.
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { resolve } from "node:path"
+import { CommandFailed } from "../config/Runner.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
 
 export class DatabaseUrl extends Context.Service<DatabaseUrl, {
   readonly url: Redacted.Redacted<string>
   readonly embedded: boolean
 }>()("recon/db/Database/DatabaseUrl") {
-  /** DATABASE_URL when set; else start (or reuse) the embedded cluster in ./.data/pg. */
+  /**
+   * DATABASE_URL when set; else start (or reuse) the embedded cluster in ./.data/pg. Released
+   * last: the pool built on it is closed first, then the embedded server stops (one line each).
+   */
   static readonly layer = (databaseUrl: string | undefined) =>
     Layer.effect(
       DatabaseUrl,
-      databaseUrl !== undefined && databaseUrl !== ""
-        ? Effect.succeed({ url: Redacted.make(databaseUrl), embedded: false })
-        : Effect.acquireRelease(
+      Effect.gen(function*() {
+        if (databaseUrl !== undefined && databaseUrl !== "") {
+          return { url: Redacted.make(databaseUrl), embedded: false }
+        }
+        const cluster = yield* Effect.acquireRelease(
           Effect.tryPromise({
             try: () => startEmbeddedPostgres({ dir: resolve(".data/pg"), persistent: true }),
-            catch: (cause) => new Error(`embedded PostgreSQL did not start: ${String(cause)}`)
-          }).pipe(
-            Effect.tap((cluster) => Effect.logInfo(`embedded PostgreSQL on 127.0.0.1:${cluster.port} (data in .data/pg)`)),
-            Effect.orDie
-          ),
-          (cluster) => Effect.promise(() => cluster.stop()).pipe(Effect.ignore)
-        ).pipe(Effect.map((cluster) => ({ url: Redacted.make(cluster.url), embedded: true })))
+            catch: (cause) => new CommandFailed({ message: `embedded PostgreSQL did not start: ${cause instanceof Error ? cause.message : String(cause)}` })
+          }),
+          (cluster) => Effect.promise(() => cluster.stop()).pipe(Effect.andThen(Effect.logInfo("embedded PostgreSQL stopped")))
+        )
+        yield* Effect.logInfo(`embedded PostgreSQL on 127.0.0.1:${cluster.port} (data in .data/pg, its password in .data/pg.password)`)
+        return { url: Redacted.make(cluster.url), embedded: true }
+      })
     )
+}
+
+/** A database URL as it may be shown: without its password. */
+export const shownUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    parsed.password = ""
+    return parsed.toString()
+  } catch {
+    return "(DATABASE_URL, not a URL)"
+  }
+}
+
+/** The innermost message of an error chain: what actually failed (`connect ECONNREFUSED …`). */
+const rootMessage = (error: unknown): string => {
+  let current: unknown = error
+  let message = String(error)
+  for (let depth = 0; depth < 10 && current !== undefined && current !== null; depth++) {
+    if (current instanceof Error && current.message !== "") message = current.message
+    current = (current as { cause?: unknown }).cause
+  }
+  return message
 }
 
 /** The pooled client for a URL; queries fail with a ConnectionError while the server is away and recover by themselves. */
@@ -38,11 +67,27 @@ export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly max
     applicationName: "recon"
   })
 
+/** One query at start-up: a database the command cannot use is one readable line and exit 1, not a stack. */
+const reachable = (url: Redacted.Redacted<string>) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`SELECT 1`.pipe(
+      Effect.mapError((error) => new CommandFailed({ message: `database ${shownUrl(Redacted.value(url))} is unreachable: ${rootMessage(error)}` }))
+    )
+  }))
+
 /** SqlClient + PgClient on DATABASE_URL or the embedded server. */
-export const DatabaseLive = (databaseUrl: string | undefined) =>
-  Layer.unwrap(Effect.gen(function*() {
+export const DatabaseLive = (databaseUrl: string | undefined) => {
+  let connected = false
+  return Layer.unwrap(Effect.gen(function*() {
     const { url } = yield* DatabaseUrl
-    return pgLayer(url)
+    // Registered before the pool is built, so it runs once the pool has closed.
+    yield* Effect.addFinalizer(() => connected ? Effect.logInfo("database connections closed") : Effect.void)
+    return reachable(url).pipe(
+      Layer.tap(() => Effect.sync(() => (connected = true))),
+      Layer.provideMerge(pgLayer(url))
+    )
   })).pipe(
     Layer.provideMerge(DatabaseUrl.layer(databaseUrl))
   )
+}

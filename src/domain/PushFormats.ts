@@ -263,6 +263,12 @@ const simSlotOf = (cardSlot: string | null | undefined): number | undefined => {
   return match === null ? undefined : Number(match[1])
 }
 
+/** Why a SmsForwarder `timestamp` is refused; one in seconds (a hand-made request, another app) is named as such. */
+const staleTimestamp = (timestamp: number, now: number, maxSkew: number): string =>
+  Number.isFinite(timestamp) && Math.abs(now - timestamp * 1000) <= maxSkew
+    ? "`timestamp` is in seconds: milliseconds since 1970 are expected (as SmsForwarder sends, e.g. Date.now())"
+    : "`timestamp` is more than an hour from now (milliseconds since 1970 expected)"
+
 /**
  * SmsForwarder fields (already parsed from the form or the JSON body) → the SMS. With a secret:
  * `sign` and `timestamp` required, the signature checked in constant time, `timestamp` within
@@ -299,7 +305,7 @@ export const decodeSmsForwarderFields = (
     if (given === undefined || !sameSignature(given, signSmsForwarder(secret, timestamp))) {
       return Result.fail(unauthorized("signature_invalid", "`sign` does not match"))
     }
-    if (!fresh) return Result.fail(unauthorized("signature_stale", "`timestamp` is more than an hour from now"))
+    if (!fresh) return Result.fail(unauthorized("signature_stale", staleTimestamp(Number(timestamp), now, maxSkew)))
   }
 
   const wrapper = content === undefined ? undefined : parseForwarderContent(content, sender)

@@ -12,9 +12,12 @@ import { ReconApi } from "./ReconApi.ts"
 /** The webhook a phone posts to: the worker's push listener, per device. */
 export const webhookUrl = (base: string, deviceId: string) => `${base}/push/${encodeURIComponent(deviceId)}`
 
+/** An api_url as answers show it: the gateway's `user:password@` stays in the database, never in an answer. */
+export const withoutCredentials = (url: string): string => url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1")
+
 const withWebhook = (base: string) => <R extends Omit<Registration, "webhook_url"> & { silence_alert_s?: unknown }>(row: R): Registration => {
   const { silence_alert_s: _, ...rest } = row
-  return { ...rest, webhook_url: webhookUrl(base, row.device_id) }
+  return { ...rest, api_url: rest.api_url === null ? null : withoutCredentials(rest.api_url), webhook_url: webhookUrl(base, row.device_id) }
 }
 
 export const reconHandlers = (pushPublicUrl: string) => {

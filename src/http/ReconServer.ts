@@ -1,7 +1,7 @@
 // recon_service: the recon API, its OpenAPI document and the public GET /health, on one port.
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Redacted } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { createServer } from "node:http"
 import { LlmClient } from "../clients/LlmClient.ts"
@@ -14,12 +14,15 @@ import { ReconApi } from "./ReconApi.ts"
 import { reconHandlers } from "./ReconHandlers.ts"
 import { CallerAuthLive, tokenMatcher } from "./TokenAuth.ts"
 
+/** Probes poll it every few seconds: its answers are logged at debug, not with the info line of every other request. */
 const HealthRoute = Layer.unwrap(Effect.gen(function*() {
   const store = yield* ReconStore
-  return HttpRouter.add("GET", "/health", Effect.map(store.ping(), (up) =>
+  return HttpRouter.add("GET", "/health", HttpMiddleware.withLoggerDisabled(Effect.map(store.ping(), (up) =>
     up
       ? HttpServerResponse.jsonUnsafe({ status: "ok" })
-      : HttpServerResponse.jsonUnsafe({ status: "unavailable" }, { status: 503 })))
+      : HttpServerResponse.jsonUnsafe({ status: "unavailable" }, { status: 503 })).pipe(
+      Effect.tap((response) => Effect.logDebug(`GET /health ${response.status}`))
+    )))
 }))
 
 const openApiRoute = (accepted: ReadonlyArray<string>) => {

@@ -177,6 +177,13 @@ describe("SmsForwarder", () => {
     rejected(at(TS + 30_000 + hour + 1000), 401, "signature_stale")
   })
 
+  it("says that milliseconds are expected when the timestamp is in seconds", () => {
+    const inSeconds = rejected(decodePush(FORM, defaultBody(SECRET, Math.floor(TS / 1000)), {}, withSecret), 401, "signature_stale")
+    assert.match(inSeconds.message, /in seconds: milliseconds since 1970 are expected/)
+    const old = rejected(decodePush(FORM, defaultBody(SECRET, TS - 86_400_000), {}, withSecret), 401, "signature_stale")
+    assert.match(old.message, /more than an hour from now \(milliseconds since 1970 expected\)/)
+  })
+
   it("without a secret needs no signature, ignores a wrong one, and falls back to now for time", () => {
     assert.strictEqual(sms(decodePush(FORM, defaultBody(null), {}, noSecret)).text, NH_SMS)
     assert.strictEqual(sms(decodePush(FORM, defaultBody("whatever"), {}, noSecret)).text, NH_SMS)

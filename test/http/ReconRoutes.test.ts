@@ -52,6 +52,21 @@ describe("pushsvc", () => {
     assert.isTrue(devices.body.data.items.some((d: any) => d.device_id === "phone-A.1" && d.trusted === false))
   })
 
+  it("shows an api_url without the gateway's user:password, and keeps them for the export loop", async () => {
+    const apiUrl = "https://gw-user:gw-pass%40word@api.sms-gate.app/3rdparty/v1"
+    const added = await call("/pushsvc/add_device", { device_id: "gw-creds", format: "sms-gateway", api_url: apiUrl })
+    assert.strictEqual(added.body.data.api_url, "https://api.sms-gate.app/3rdparty/v1")
+    const listed = await call("/pushsvc/list", { device_id: "gw-creds" })
+    assert.strictEqual(listed.body.data.items[0].api_url, "https://api.sms-gate.app/3rdparty/v1")
+    assert.notInclude(JSON.stringify(listed.body), "gw-pass")
+    assert.notInclude(JSON.stringify(listed.body), "gw-user")
+    const stored = await runSql(db, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ api_url: string }>`SELECT api_url FROM recon.shooter_push WHERE device_id = 'gw-creds'`
+    }))
+    assert.strictEqual(stored[0]!.api_url, apiUrl)
+  })
+
   it("validates device ids and formats", async () => {
     assertError(await call("/pushsvc/add_device", { device_id: "bad id!", format: "smsforwarder" }), 400, "bad_request")
     assertError(await call("/pushsvc/add_device", { device_id: "x".repeat(65), format: "smsforwarder" }), 400, "bad_request")

@@ -1,24 +1,51 @@
 // Commands as real child processes (`node src/main.ts …`; Node 24 runs the TypeScript directly).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { resolve } from "node:path"
+import { fileURLToPath } from "node:url"
 
 export interface Spawned {
   readonly child: ChildProcess
+  /** stdout and stderr as they arrived, interleaved. */
   readonly output: () => string
+  readonly stdout: () => string
+  readonly stderr: () => string
   readonly exited: Promise<number | null>
 }
 
-/** Runs a script with a clean environment (PATH plus `env`), collecting stdout and stderr. */
-export const spawnScript = (args: ReadonlyArray<string>, env: Record<string, string>): Spawned => {
-  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] })
-  let output = ""
-  child.stdout!.on("data", (chunk) => (output += chunk))
-  child.stderr!.on("data", (chunk) => (output += chunk))
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return { child, output: () => output, exited }
+export interface SpawnOptions {
+  /** Working directory (the embedded database lives in its `.data/`). */
+  readonly cwd?: string
+  /** Its own process group, as a shell's job: signal the group with `process.kill(-pid, …)` like a terminal does. */
+  readonly detached?: boolean
 }
 
-export const spawnCommand = (args: ReadonlyArray<string>, env: Record<string, string>): Spawned =>
-  spawnScript(["src/main.ts", ...args], env)
+const ROOT = fileURLToPath(new URL("../../", import.meta.url))
+
+/** Runs a script (a path from the project's root) with a clean environment (PATH plus `env`), collecting stdout and stderr. */
+export const spawnScript = (args: ReadonlyArray<string>, env: Record<string, string>, options: SpawnOptions = {}): Spawned => {
+  const [script, ...rest] = args
+  const child = spawn(process.execPath, [resolve(ROOT, script!), ...rest], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    ...options
+  })
+  let output = ""
+  let stdout = ""
+  let stderr = ""
+  child.stdout!.on("data", (chunk) => {
+    output += chunk
+    stdout += chunk
+  })
+  child.stderr!.on("data", (chunk) => {
+    output += chunk
+    stderr += chunk
+  })
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return { child, output: () => output, stdout: () => stdout, stderr: () => stderr, exited }
+}
+
+export const spawnCommand = (args: ReadonlyArray<string>, env: Record<string, string>, options?: SpawnOptions): Spawned =>
+  spawnScript(["src/main.ts", ...args], env, options)
 
 /** Polls a URL until it answers 2xx; false after `deadlineMs`. */
 export const waitForUrl = async (url: string, deadlineMs = 15_000): Promise<boolean> => {
