@@ -312,23 +312,58 @@ export const undoRepairs = Effect.fn("meta.undoRepairs")(function*(runId: string
   }))
 })
 
-const LatestRun = Schema.Struct({ id: Schema.String, page_changes: Schema.Number })
-const CollectionName = Schema.Struct({ collection: Schema.String })
+const LatestRun = Schema.Struct({ id: Schema.String })
+const RunRowSql = Schema.Struct({
+  table_name: Schema.Literals(["collections", "fields", "uiSchemas"]),
+  row_key: Schema.String,
+  column_name: Schema.Literals(["options", "interface", "schema"]),
+  collection: Schema.NullOr(Schema.String),
+  before_text: Schema.NullOr(Schema.String),
+  after_text: Schema.String
+})
 
-/** The latest applied, not undone run on `schema`: the collections it touched and whether it changed page schemas. */
+/** One column value a repair run changed: what `meta refresh` checks the running server serves. */
+export interface RepairedColumn {
+  readonly table: MetaTable
+  /** `collections.key`, `fields.key` or the `x-uid`. */
+  readonly key: string
+  readonly collection: string | null
+  readonly column: MetaColumn
+  /** The exact column text before and after (the before-image of the log). */
+  readonly before: string | null
+  readonly after: string
+}
+
+export interface RepairRun {
+  readonly runId: string
+  readonly rows: ReadonlyArray<RepairedColumn>
+}
+
+/** The latest applied, not undone run on `schema` that changed something, with every column value it changed. */
 export const latestRun = Effect.fn("meta.latestRun")(function*(schema: string) {
   const sql = yield* SqlClient.SqlClient
   if (!(yield* logExists)) return undefined
-  const [run] = yield* sql`SELECT id::text AS id, page_changes FROM ${sql(`${LOG_SCHEMA}.repair_run`)}
+  const [run] = yield* sql`SELECT id::text AS id FROM ${sql(`${LOG_SCHEMA}.repair_run`)}
     WHERE meta_schema = ${schema} AND undone_at IS NULL AND row_changes > 0 ORDER BY id DESC LIMIT 1`.pipe(
     Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(LatestRun)))
   )
   if (run === undefined) return undefined
-  const collections = yield* sql`SELECT DISTINCT collection FROM ${sql(`${LOG_SCHEMA}.repair_row`)}
-    WHERE run_id = ${run.id}::bigint AND collection IS NOT NULL ORDER BY collection`.pipe(
-    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(CollectionName)))
+  const rows = yield* sql`SELECT table_name, row_key, column_name, collection, before_text, after_text
+    FROM ${sql(`${LOG_SCHEMA}.repair_row`)} WHERE run_id = ${run.id}::bigint ORDER BY seq`.pipe(
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(RunRowSql)))
   )
-  return { runId: run.id, pageSchemasChanged: run.page_changes > 0, collections: collections.map((row) => row.collection) }
+  const latest: RepairRun = {
+    runId: run.id,
+    rows: rows.map((row) => ({
+      table: row.table_name,
+      key: row.row_key,
+      collection: row.collection,
+      column: row.column_name,
+      before: row.before_text,
+      after: row.after_text
+    }))
+  }
+  return latest
 })
 
 export type { Change, Finding }

@@ -238,16 +238,17 @@ export const runCommand = (command: Command, env: Readonly<Record<string, string
           )
         )
       if (run !== undefined) {
-        yield* Console.log(`latest repair: run ${run.runId} (${run.collections.length} collections${run.pageSchemasChanged ? ", page schemas" : ""})`)
+        const rows = (table: string) => new Set(run.rows.filter((row) => row.table === table).map((row) => row.key)).size
+        yield* Console.log(
+          `latest repair: run ${run.runId} (${rows("collections")} collections, ${rows("fields")} fields, ${rows("uiSchemas")} page nodes; ${run.rows.length} column values)`
+        )
       }
       const report = yield* refresh({
         baseUrl: command.url!,
         account: env["NOCOBASE_ACCOUNT"]!,
         password: Redacted.make(env["NOCOBASE_PASSWORD"]!),
         restart: command.restart,
-        // without the repair log we cannot tell whether page schemas changed: clear the cache to be safe
-        clearCache: run === undefined ? true : run.pageSchemasChanged,
-        include: run?.collections
+        run
       }).pipe(Effect.provide(FetchHttpClient.layer))
       return report.fresh ? 0 : 1
     }
