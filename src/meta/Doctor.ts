@@ -337,7 +337,11 @@ export interface RepairedColumn {
 export interface RepairRun {
   readonly runId: string
   readonly rows: ReadonlyArray<RepairedColumn>
+  /** The top-most ancestor (the page a user opens) of each repaired page node, from uiSchemaTreePath. */
+  readonly pageRoots: Readonly<Record<string, string>>
 }
+
+const RootRow = Schema.Struct({ uid: Schema.String, root: Schema.String })
 
 /** The latest applied, not undone run on `schema` that changed something, with every column value it changed. */
 export const latestRun = Effect.fn("meta.latestRun")(function*(schema: string) {
@@ -352,8 +356,14 @@ export const latestRun = Effect.fn("meta.latestRun")(function*(schema: string) {
     FROM ${sql(`${LOG_SCHEMA}.repair_row`)} WHERE run_id = ${run.id}::bigint ORDER BY seq`.pipe(
     Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(RunRowSql)))
   )
+  const pageUids = [...new Set(rows.filter((row) => row.table_name === "uiSchemas").map((row) => row.row_key))]
+  const roots = pageUids.length === 0 ? [] : yield* sql`SELECT DISTINCT ON (descendant) descendant AS uid, ancestor AS root
+    FROM ${sql(`${schema}.uiSchemaTreePath`)} WHERE descendant IN ${sql.in(pageUids)} ORDER BY descendant, depth DESC`.pipe(
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(RootRow)))
+  )
   const latest: RepairRun = {
     runId: run.id,
+    pageRoots: Object.fromEntries(roots.map((row) => [row.uid, row.root])),
     rows: rows.map((row) => ({
       table: row.table_name,
       key: row.row_key,

@@ -140,6 +140,19 @@ const errorMessage = (text: string): string => {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text === "" ? "(empty body)" : text
 }
 
+/** The node with `x-uid` `uid` in a served schema tree (`properties` nest the children). */
+const findNode = (tree: Json | undefined, uid: string): Json | undefined => {
+  if (tree === undefined || !isJsonObject(tree)) return undefined
+  if (tree["x-uid"] === uid) return tree
+  const children = tree["properties"]
+  if (children === undefined || !isJsonObject(children)) return undefined
+  for (const child of Object.values(children)) {
+    const found = findNode(child, uid)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
 const arrayOf = (value: Json | undefined): ReadonlyArray<Json> => Array.isArray(value) ? value : []
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`
 
@@ -257,6 +270,14 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
 
     const problems: Array<RefreshProblem> = []
     const pages = new Map<string, Json | undefined>()
+    const servedSchema = (uid: string) =>
+      Effect.gen(function*() {
+        if (!pages.has(uid)) {
+          const node = getPath(yield* get(`uiSchemas:getJsonSchema/${encodeURIComponent(uid)}`), ["data"])
+          pages.set(uid, isJsonObject(node) && Object.keys(node).length > 0 ? node : undefined)
+        }
+        return pages.get(uid)
+      })
     const fieldName = (collection: string | null, key: string, fromDatabase: Json | undefined) =>
       `${collection ?? "?"}.${getString(runningField(collection, key), ["name"]) ?? getString(fromDatabase, ["name"]) ?? key}`
     const served = (where: string, value: Json | undefined, expected: Expectation) =>
@@ -296,20 +317,25 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
           break
         }
         case "page": {
-          if (!pages.has(expected.key)) {
-            const body = yield* get(`uiSchemas:getJsonSchema/${encodeURIComponent(expected.key)}`)
-            const node = getPath(body, ["data"])
-            pages.set(expected.key, isJsonObject(node) && Object.keys(node).length > 0 ? node : undefined)
-          }
-          const node = pages.get(expected.key)
           const subject = `uiSchema ${expected.key}`
+          const node = yield* servedSchema(expected.key)
           if (node === undefined) {
             problems.push({ kind: "stale", target: "page", subject, detail: "page node not served (uiSchemas:getJsonSchema answered no schema)" })
             continue
           }
           const value = getPath(node, expected.path)
           if (!jsonEquals(value, expected.value)) {
-            problems.push({ kind: "stale", target: "page", subject, detail: served("running server serves", value, expected) })
+            problems.push({ kind: "stale", target: "page", subject, detail: served(`getJsonSchema/${expected.key} serves`, value, expected) })
+            continue
+          }
+          // and as part of the page a user opens (cached on its own)
+          const root = run?.pageRoots[expected.key]
+          if (root === undefined || root === expected.key) continue
+          const inPage = findNode(yield* servedSchema(root), expected.key)
+          if (inPage === undefined) continue // an async node: the client fetches it on its own
+          const shown = getPath(inPage, expected.path)
+          if (!jsonEquals(shown, expected.value)) {
+            problems.push({ kind: "stale", target: "page", subject, detail: served(`getJsonSchema/${root} (its page) serves`, shown, expected) })
           }
           break
         }
@@ -340,7 +366,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
     const checked: RefreshChecked = {
       collections: new Set(expectations.filter((e) => e.target === "collection").map((e) => e.key)).size,
       fields: new Set(expectations.filter((e) => e.target === "field").map((e) => e.key)).size,
-      pages: pages.size,
+      pages: new Set(expectations.filter((e) => e.target === "page").map((e) => e.key)).size,
       records,
       values: expectations.length
     }
