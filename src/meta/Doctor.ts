@@ -2,8 +2,8 @@
 // transaction with a before-image log (schema `meta_doctor`), and exact undo of a run.
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { INTERFACE_COMPONENT, NUMBER_COMPONENTS, SYNC_FROM, TYPE_INTERFACES, WRONG_INTERFACES } from "./Rules.ts"
-import { type Change, type Finding, type MetaColumn, type MetaTable, reviewSnapshot } from "./Review.ts"
+import { INTERFACE_COMPONENT, NUMBER_COMPONENTS, RULE_INTERFACES, SYNC_FROM, TYPE_INTERFACES, WRONG_INTERFACES } from "./Rules.ts"
+import { type Change, type Finding, type MetaColumn, type MetaTable, reviewSnapshot, type Skipped } from "./Review.ts"
 import { loadSnapshot, requireMetadataTables } from "./Snapshot.ts"
 
 /** Where the repair log lives: outside the NocoBase schema, created on demand. */
@@ -36,11 +36,23 @@ export class UndoFailed extends Schema.TaggedError<UndoFailed>()("UndoFailed", {
   }
 }
 
+/** Findings of `schema` (default `svc`), optionally only about one collection, and what was left alone as NocoBase's own. */
+export const auditReport = Effect.fn("meta.auditReport")(function*(schema: string, collection?: string) {
+  const snapshot = yield* loadSnapshot(schema)
+  const { findings, skipped } = reviewSnapshot(snapshot)
+  const only: Skipped = collection === undefined ? skipped : {
+    platform: skipped.platform.filter((item) => item.collection === collection),
+    systemFields: skipped.systemFields.filter((subject) => subject.startsWith(`${collection}.`))
+  }
+  return {
+    findings: collection === undefined ? findings : findings.filter((finding) => finding.collection === collection),
+    skipped: only
+  }
+})
+
 /** Findings of `schema` (default `svc`), optionally only about one collection. */
 export const audit = Effect.fn("meta.audit")(function*(schema: string, collection?: string) {
-  const snapshot = yield* loadSnapshot(schema)
-  const { findings } = reviewSnapshot(snapshot)
-  return collection === undefined ? findings : findings.filter((finding) => finding.collection === collection)
+  return (yield* auditReport(schema, collection)).findings
 })
 
 /** Whether `schema` has a collection named `name`. */
@@ -77,22 +89,33 @@ export const checklist = Effect.fn("meta.checklist")(function*(schema: string) {
       interfaces.map((iface) => ({ type, interface: iface, component: INTERFACE_COMPONENT[iface] ?? null }))
     )
   )
+  // NocoBase's own (see Rules.platformOrigin, Rules.isSystemField) is left out of every item, as from the audit
+  const known = [...RULE_INTERFACES]
   const one = yield* subjects(sql`SELECT f."collectionName" || '.' || f.name AS subject FROM ${fields} f
-    WHERE f.interface IN ${sql.in(Object.keys(WRONG_INTERFACES))} ORDER BY 1`)
+    WHERE f.interface IN ${sql.in(Object.keys(WRONG_INTERFACES))}
+      AND NOT EXISTS (SELECT 1 FROM ${collections} p WHERE p.name = f."collectionName" AND coalesce(p.options::jsonb ->> 'origin', '') <> '')
+    ORDER BY 1`)
   const two = yield* subjects(sql`SELECT f."collectionName" || '.' || f.name AS subject FROM ${fields} f
-    WHERE f.options::jsonb #>> '{uiSchema,x-component}' IN ${sql.in([...NUMBER_COMPONENTS])} ORDER BY 1`)
+    WHERE f.options::jsonb #>> '{uiSchema,x-component}' IN ${sql.in([...NUMBER_COMPONENTS])}
+      AND NOT EXISTS (SELECT 1 FROM ${collections} p WHERE p.name = f."collectionName" AND coalesce(p.options::jsonb ->> 'origin', '') <> '')
+      AND NOT (f.interface NOT IN ${sql.in(known)} AND f.options::jsonb #> '{uiSchema,x-read-pretty}' = 'true'::jsonb)
+    ORDER BY 1`)
   // platform-internal tables (no guid field, an id field) keep id as their key and may appear: left out
   const three = yield* subjects(sql`SELECT c.name AS subject FROM ${collections} c
     WHERE c.options::jsonb ->> 'from' IN ${sql.in(from)}
       AND c.options::jsonb -> 'autoGenId' = 'false'::jsonb
       AND NOT coalesce(c.options::jsonb ? 'filterTargetKey', false)
+      AND coalesce(c.options::jsonb ->> 'origin', '') = ''
       AND NOT (NOT EXISTS (SELECT 1 FROM ${fields} f WHERE f."collectionName" = c.name AND f.name = 'guid')
                AND EXISTS (SELECT 1 FROM ${fields} f WHERE f."collectionName" = c.name AND f.name = 'id'))
     ORDER BY 1`)
   const four = yield* subjects(sql`SELECT c.name AS subject FROM ${collections} c
-    WHERE c.options::jsonb ->> 'from' IN ${sql.in(from)} AND NOT coalesce(c.options::jsonb ? 'schema', false) ORDER BY 1`)
+    WHERE c.options::jsonb ->> 'from' IN ${sql.in(from)} AND NOT coalesce(c.options::jsonb ? 'schema', false)
+      AND coalesce(c.options::jsonb ->> 'origin', '') = '' ORDER BY 1`)
   const five = yield* subjects(sql`SELECT f."collectionName" || '.' || f.name AS subject FROM ${fields} f
     WHERE f.interface IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM ${collections} p WHERE p.name = f."collectionName" AND coalesce(p.options::jsonb ->> 'origin', '') <> '')
+      AND NOT (f.interface NOT IN ${sql.in(known)} AND f.options::jsonb #> '{uiSchema,x-read-pretty}' = 'true'::jsonb)
       AND f.type IN (SELECT e.type FROM json_to_recordset(${expected}::json) AS e(type text, interface text, component text))
       AND NOT EXISTS (
         SELECT 1 FROM json_to_recordset(${expected}::json) AS e(type text, interface text, component text)
@@ -289,23 +312,68 @@ export const undoRepairs = Effect.fn("meta.undoRepairs")(function*(runId: string
   }))
 })
 
-const LatestRun = Schema.Struct({ id: Schema.String, page_changes: Schema.Number })
-const CollectionName = Schema.Struct({ collection: Schema.String })
+const LatestRun = Schema.Struct({ id: Schema.String })
+const RunRowSql = Schema.Struct({
+  table_name: Schema.Literals(["collections", "fields", "uiSchemas"]),
+  row_key: Schema.String,
+  column_name: Schema.Literals(["options", "interface", "schema"]),
+  collection: Schema.NullOr(Schema.String),
+  before_text: Schema.NullOr(Schema.String),
+  after_text: Schema.String
+})
 
-/** The latest applied, not undone run on `schema`: the collections it touched and whether it changed page schemas. */
+/** One column value a repair run changed: what `meta refresh` checks the running server serves. */
+export interface RepairedColumn {
+  readonly table: MetaTable
+  /** `collections.key`, `fields.key` or the `x-uid`. */
+  readonly key: string
+  readonly collection: string | null
+  readonly column: MetaColumn
+  /** The exact column text before and after (the before-image of the log). */
+  readonly before: string | null
+  readonly after: string
+}
+
+export interface RepairRun {
+  readonly runId: string
+  readonly rows: ReadonlyArray<RepairedColumn>
+  /** The top-most ancestor (the page a user opens) of each repaired page node, from uiSchemaTreePath. */
+  readonly pageRoots: Readonly<Record<string, string>>
+}
+
+const RootRow = Schema.Struct({ uid: Schema.String, root: Schema.String })
+
+/** The latest applied, not undone run on `schema` that changed something, with every column value it changed. */
 export const latestRun = Effect.fn("meta.latestRun")(function*(schema: string) {
   const sql = yield* SqlClient.SqlClient
   if (!(yield* logExists)) return undefined
-  const [run] = yield* sql`SELECT id::text AS id, page_changes FROM ${sql(`${LOG_SCHEMA}.repair_run`)}
+  const [run] = yield* sql`SELECT id::text AS id FROM ${sql(`${LOG_SCHEMA}.repair_run`)}
     WHERE meta_schema = ${schema} AND undone_at IS NULL AND row_changes > 0 ORDER BY id DESC LIMIT 1`.pipe(
     Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(LatestRun)))
   )
   if (run === undefined) return undefined
-  const collections = yield* sql`SELECT DISTINCT collection FROM ${sql(`${LOG_SCHEMA}.repair_row`)}
-    WHERE run_id = ${run.id}::bigint AND collection IS NOT NULL ORDER BY collection`.pipe(
-    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(CollectionName)))
+  const rows = yield* sql`SELECT table_name, row_key, column_name, collection, before_text, after_text
+    FROM ${sql(`${LOG_SCHEMA}.repair_row`)} WHERE run_id = ${run.id}::bigint ORDER BY seq`.pipe(
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(RunRowSql)))
   )
-  return { runId: run.id, pageSchemasChanged: run.page_changes > 0, collections: collections.map((row) => row.collection) }
+  const pageUids = [...new Set(rows.filter((row) => row.table_name === "uiSchemas").map((row) => row.row_key))]
+  const roots = pageUids.length === 0 ? [] : yield* sql`SELECT DISTINCT ON (descendant) descendant AS uid, ancestor AS root
+    FROM ${sql(`${schema}.uiSchemaTreePath`)} WHERE descendant IN ${sql.in(pageUids)} ORDER BY descendant, depth DESC`.pipe(
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(RootRow)))
+  )
+  const latest: RepairRun = {
+    runId: run.id,
+    pageRoots: Object.fromEntries(roots.map((row) => [row.uid, row.root])),
+    rows: rows.map((row) => ({
+      table: row.table_name,
+      key: row.row_key,
+      collection: row.collection,
+      column: row.column_name,
+      before: row.before_text,
+      after: row.after_text
+    }))
+  }
+  return latest
 })
 
 export type { Change, Finding }

@@ -1,10 +1,14 @@
 // `meta refresh`: tells a running NocoBase to reload the metadata (sign-in, dataSources:refresh)
-// and checks that it really did — collections:listMeta (what the server holds) against
-// fields:list (what the database holds) — restarting it (app:restart, app:clearCache) on request.
+// and checks that it serves every value the latest repair run wrote — collection options through
+// collections:listMeta, field interfaces/components/props through listMeta (what the server holds)
+// and fields:list (what the database holds), page nodes through uiSchemas:getJsonSchema — plus a
+// record of each repaired collection fetched by its filterTargetKey. On request it clears the
+// cache (stale page nodes) and/or restarts the application (anything else), waits and checks again.
 import { Clock, Console, Duration, Effect, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import { getString, isJsonObject, type Json } from "./Json.ts"
-import { fieldMismatches, isSynchronised, NUMBER_COMPONENTS, WRONG_INTERFACES } from "./Rules.ts"
+import type { RepairRun } from "./Doctor.ts"
+import { getPath, getString, isJsonObject, type Json, jsonEquals, parseJson, type Path, showJson } from "./Json.ts"
+import { isSynchronised } from "./Rules.ts"
 
 export class NocoBaseError extends Schema.TaggedError<NocoBaseError>()("NocoBaseError", {
   step: Schema.String,
@@ -21,13 +25,15 @@ export interface RefreshOptions {
   readonly baseUrl: string
   readonly account: string
   readonly password: Redacted.Redacted<string>
-  /** When the running metadata is stale: app:restart, wait, check again. */
+  /** When the running server is stale: app:clearCache (page nodes) and/or app:restart (the rest), wait, check again. */
   readonly restart: boolean
-  /** Call app:clearCache before the restart (page schemas were repaired). */
-  readonly clearCache: boolean
-  /** Collections to check besides the synchronised ones (e.g. those the latest repair run touched). */
-  readonly include?: ReadonlyArray<string> | undefined
-  /** How long to wait for the restarted server to answer with fresh metadata (default 60 s). */
+  /**
+   * The latest repair run (from the repair log): every value it wrote is checked. Without it only
+   * the fields of the synchronised collections are compared with the database, and a restart
+   * clears the cache as well (page nodes cannot be checked).
+   */
+  readonly run?: RepairRun | undefined
+  /** How long to wait for the server to answer with fresh metadata after a restart (default 60 s). */
   readonly waitTimeout?: Duration.Input | undefined
   /** Between polls while waiting (default 1 s). */
   readonly pollInterval?: Duration.Input | undefined
@@ -35,64 +41,133 @@ export interface RefreshOptions {
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
 }
 
+/** Where a repaired value shows: a collection's options, a field, a page node, or fetching a record. */
+export type RefreshTarget = "collection" | "field" | "page" | "record"
+
 export interface RefreshProblem {
-  /** `stale`: the running server holds other metadata than the database; `not-repaired`: the database itself breaks a rule. */
-  readonly kind: "stale" | "not-repaired"
-  readonly collection: string
-  readonly field: string | null
+  /** `stale`: the running server serves something else than the repair wrote; `changed`: the database no longer holds it. */
+  readonly kind: "stale" | "changed"
+  readonly target: RefreshTarget
+  /** `orders`, `orders.amount`, `uiSchema <x-uid>`. */
+  readonly subject: string
   readonly detail: string
+}
+
+export interface RefreshChecked {
+  readonly collections: number
+  readonly fields: number
+  readonly pages: number
+  readonly records: number
+  /** How many values were compared. */
+  readonly values: number
 }
 
 export interface RefreshReport {
   readonly fresh: boolean
+  readonly cacheCleared: boolean
   readonly restarted: boolean
-  readonly collections: number
-  readonly fields: number
+  readonly checked: RefreshChecked
   readonly problems: ReadonlyArray<RefreshProblem>
 }
 
-const MetaField = Schema.Struct({
-  name: Schema.String,
-  type: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  interface: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  uiSchema: Schema.optionalKey(Schema.NullOr(Schema.Json))
-})
-type MetaField = typeof MetaField.Type
-const MetaCollection = Schema.Struct({
-  name: Schema.String,
-  from: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  fields: Schema.optionalKey(Schema.Array(MetaField))
-})
-const SignInBody = Schema.Struct({ data: Schema.Struct({ token: Schema.String }) })
-const ListMetaBody = Schema.Struct({ data: Schema.Array(MetaCollection) })
-const FieldsBody = Schema.Struct({ data: Schema.Array(MetaField) })
+/** One value the running server must serve: at `path` of the listMeta collection, the listMeta field, or the page node. */
+interface Expectation {
+  readonly target: "collection" | "field" | "page"
+  readonly collection: string | null
+  /** Collection name, field key, or x-uid. */
+  readonly key: string
+  readonly path: Path
+  /** `undefined`: absent. */
+  readonly value: Json | undefined
+  /** How the value is named in a report line (`options.filterTargetKey`). */
+  readonly label: string
+}
 
-const componentOf = (field: MetaField): string | undefined =>
-  field.uiSchema === undefined || field.uiSchema === null ? undefined : getString(field.uiSchema as Json, ["x-component"])
+interface Verified {
+  readonly problems: ReadonlyArray<RefreshProblem>
+  readonly checked: RefreshChecked
+}
+
+/** The leaf values that differ between two JSON values (objects are compared key by key). */
+const leafChanges = (before: Json | undefined, after: Json | undefined, path: Path = []): Array<{ readonly path: Path; readonly value: Json | undefined }> => {
+  if (before !== undefined && after !== undefined && isJsonObject(before) && isJsonObject(after)) {
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)])
+    return [...keys].flatMap((key) =>
+      leafChanges(
+        Object.prototype.hasOwnProperty.call(before, key) ? before[key] : undefined,
+        Object.prototype.hasOwnProperty.call(after, key) ? after[key] : undefined,
+        [...path, key]
+      )
+    )
+  }
+  return jsonEquals(before, after) ? [] : [{ path, value: after }]
+}
+
+const parsedColumn = (text: string | null): Json | undefined => {
+  if (text === null) return undefined
+  try {
+    return parseJson(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** What the run wrote, as values the running server must serve (the HTTP API flattens field options). */
+export const expectationsOf = (run: RepairRun): Array<Expectation> =>
+  run.rows.flatMap((row): Array<Expectation> => {
+    if (row.table === "fields" && row.column === "interface") {
+      return [{ target: "field", collection: row.collection, key: row.key, path: ["interface"], value: row.after, label: "interface" }]
+    }
+    const target = row.table === "collections" ? "collection" : row.table === "fields" ? "field" : "page"
+    const key = row.table === "collections" ? row.collection ?? row.key : row.key
+    return leafChanges(parsedColumn(row.before), parsedColumn(row.after)).map((change) => ({
+      target,
+      collection: row.collection,
+      key,
+      path: change.path,
+      value: change.value,
+      label: `${row.column}.${change.path.join(".")}`
+    }))
+  })
 
 const errorMessage = (text: string): string => {
   try {
-    const body = JSON.parse(text) as unknown
-    if (isJsonObject(body as Json)) {
-      const errors = (body as { errors?: unknown }).errors
-      if (Array.isArray(errors) && errors.length > 0 && typeof errors[0]?.message === "string") return errors[0].message
-    }
+    const errors = (JSON.parse(text) as { errors?: unknown }).errors
+    if (Array.isArray(errors) && errors.length > 0 && typeof errors[0]?.message === "string") return errors[0].message
   } catch {
     // not JSON: fall through
   }
   return text.length > 200 ? `${text.slice(0, 200)}…` : text === "" ? "(empty body)" : text
 }
 
-/** Sign in, dataSources:refresh, verify; with `restart`, app:restart (and app:clearCache) when stale, then verify again. */
+/** The node with `x-uid` `uid` in a served schema tree (`properties` nest the children). */
+const findNode = (tree: Json | undefined, uid: string): Json | undefined => {
+  if (tree === undefined || !isJsonObject(tree)) return undefined
+  if (tree["x-uid"] === uid) return tree
+  const children = tree["properties"]
+  if (children === undefined || !isJsonObject(children)) return undefined
+  for (const child of Object.values(children)) {
+    const found = findNode(child, uid)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const arrayOf = (value: Json | undefined): ReadonlyArray<Json> => Array.isArray(value) ? value : []
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`
+
+/** Sign in, dataSources:refresh, verify; with `restart`, app:clearCache and/or app:restart when stale, then verify again. */
 export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptions) {
   const client = yield* HttpClient.HttpClient
   const say = options.say ?? ((line: string) => Console.log(line))
   const base = options.baseUrl.replace(/\/+$/, "")
   const pollInterval = Duration.fromInputUnsafe(options.pollInterval ?? Duration.seconds(1))
   const waitTimeout = Duration.fromInputUnsafe(options.waitTimeout ?? Duration.seconds(60))
+  const run = options.run
   let token = ""
 
-  const call = <S extends Schema.Constraint>(step: string, request: HttpClientRequest.HttpClientRequest, body: S) =>
+  /** One API call; the body parsed as JSON (number text kept); non-2xx is a NocoBaseError with the server's message. */
+  const call = (step: string, request: HttpClientRequest.HttpClientRequest): Effect.Effect<Json, NocoBaseError> =>
     client.execute(request.pipe(HttpClientRequest.acceptJson, token === "" ? (r) => r : HttpClientRequest.bearerToken(token))).pipe(
       Effect.flatMap((response) => Effect.map(response.text, (text) => ({ status: response.status, text }))),
       Effect.timeout(Duration.seconds(30)),
@@ -101,17 +176,14 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
       ),
       Effect.flatMap(({ status, text }) =>
         status >= 200 && status < 300
-          ? Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new NocoBaseError({ step, status, detail: "answer is not JSON" }) }).pipe(
-            Effect.flatMap((json) => Schema.decodeUnknownEffect(body as Schema.Constraint)(json)),
-            Effect.mapError((error) =>
-              error._tag === "NocoBaseError" ? error : new NocoBaseError({ step, status, detail: `unexpected answer: ${error.message}` })
-            )
-          )
+          ? Effect.try({ try: () => parseJson(text), catch: () => new NocoBaseError({ step, status, detail: "answer is not JSON" }) })
           : Effect.fail(new NocoBaseError({ step, status, detail: errorMessage(text) }))
       )
-    ) as Effect.Effect<S["Type"], NocoBaseError>
-
-  const Anything = Schema.Unknown
+    )
+  const get = (action: string, params: Record<string, string> = {}) =>
+    call(action, HttpClientRequest.get(`${base}/api/${action}`).pipe(HttpClientRequest.setUrlParams(params)))
+  const post = (action: string, params: Record<string, string> = {}) =>
+    call(action, HttpClientRequest.post(`${base}/api/${action}`).pipe(HttpClientRequest.setUrlParams(params)))
 
   const signIn = Effect.gen(function*() {
     token = ""
@@ -120,137 +192,277 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
       HttpClientRequest.post(`${base}/api/auth:signIn`).pipe(
         HttpClientRequest.setHeader("X-Authenticator", "basic"),
         HttpClientRequest.bodyJsonUnsafe({ account: options.account, password: Redacted.value(options.password) })
-      ),
-      SignInBody
+      )
     )
-    token = answer.data.token
+    const received = getString(answer, ["data", "token"])
+    if (received === undefined) return yield* new NocoBaseError({ step: "auth:signIn", status: 200, detail: "unexpected answer: no data.token" })
+    token = received
   })
 
-  const verify = Effect.gen(function*() {
-    const meta = yield* call("collections:listMeta", HttpClientRequest.get(`${base}/api/collections:listMeta`), ListMetaBody)
-    const running = new Map(meta.data.map((collection) => [collection.name, collection]))
-    const include = new Set(options.include ?? [])
-    // synchronised collections, and the others asked for that the server lists (plugin tables are not listed)
-    const targets = meta.data
-      .filter((collection) => isSynchronised({ from: collection.from ?? null }) || include.has(collection.name))
-      .map((collection) => collection.name)
-    const problems: Array<RefreshProblem> = []
-    let fieldCount = 0
-    for (const name of targets) {
-      const listed = yield* call(
-        "fields:list",
-        HttpClientRequest.get(`${base}/api/fields:list`).pipe(
-          HttpClientRequest.setUrlParams({ "filter[collectionName]": name, paginate: "false" })
-        ),
-        FieldsBody
-      )
-      const loaded = running.get(name)
-      if (loaded === undefined) {
-        problems.push({ kind: "stale", collection: name, field: null, detail: "collection not loaded by the running server" })
+  /** fields:list of one collection: what the database holds (the server reads the table on every call). */
+  const databaseFields = (collection: string) =>
+    get("fields:list", { "filter[collectionName]": collection, paginate: "false" }).pipe(
+      Effect.map((body) => arrayOf(getPath(body, ["data"])).filter(isJsonObject))
+    )
+
+  /** A record of the collection fetched by its filterTargetKey, as a user's page does: a problem, or a note when it cannot be tried. */
+  const probeRecord = (collection: string, key: string) =>
+    Effect.gen(function*() {
+      const resource = encodeURIComponent(collection)
+      const listed = yield* get(`${resource}:list`, { pageSize: "1" }).pipe(Effect.result)
+      if (listed._tag === "Failure") {
+        return { problem: `${collection}:list answered ${listed.failure.status === null ? "" : `HTTP ${listed.failure.status}: `}${listed.failure.detail}` }
       }
-      const loadedFields = new Map((loaded?.fields ?? []).map((field) => [field.name, field]))
-      for (const field of listed.data) {
-        fieldCount++
-        const iface = field.interface ?? null
-        const component = componentOf(field)
-        const mismatches = fieldMismatches(field.type ?? null, iface, component)
-        const wrong = mismatches.length > 0 ? mismatches : [
-          ...(iface !== null && WRONG_INTERFACES[iface] !== undefined ? [`interface ${JSON.stringify(iface)} is a type, not an interface`] : []),
-          ...(component !== undefined && NUMBER_COMPONENTS.has(component) ? [`x-component ${JSON.stringify(component)} is not registered`] : [])
-        ]
-        if (wrong.length > 0) {
-          problems.push({ kind: "not-repaired", collection: name, field: field.name, detail: `fields:list: ${wrong.join("; ")}` })
-        }
-        if (loaded === undefined) continue
-        const held = loadedFields.get(field.name)
-        if (held === undefined) {
-          problems.push({ kind: "stale", collection: name, field: field.name, detail: "field not loaded by the running server" })
-          continue
-        }
-        const heldInterface = held.interface ?? null
-        const heldComponent = componentOf(held)
-        if (heldInterface !== iface || heldComponent !== component) {
-          problems.push({
-            kind: "stale",
-            collection: name,
-            field: field.name,
-            detail: `running server has interface ${JSON.stringify(heldInterface)} / x-component ${JSON.stringify(heldComponent ?? null)}, database ${JSON.stringify(iface)} / ${JSON.stringify(component ?? null)}`
-          })
+      const record = arrayOf(getPath(listed.success, ["data"]))[0]
+      if (record === undefined) return { note: `${collection}: no record to fetch by ${key}` }
+      const value = getPath(record, [key])
+      if (value === undefined || value === null || isJsonObject(value) || Array.isArray(value)) {
+        return { problem: `${collection}:list serves records without a ${key} value (filterTargetKey ${key})` }
+      }
+      const tk = String(value)
+      const fetched = yield* get(`${resource}:get`, { filterByTk: tk }).pipe(Effect.result)
+      if (fetched._tag === "Failure") {
+        return { problem: `${collection}:get?filterByTk=${tk} answered ${fetched.failure.status === null ? "" : `HTTP ${fetched.failure.status}: `}${fetched.failure.detail}` }
+      }
+      const got = getPath(fetched.success, ["data", key])
+      return got !== undefined && got !== null && String(got) === tk
+        ? {}
+        : { problem: `${collection}:get?filterByTk=${tk} did not answer that record (data.${key} is ${showJson(got)})` }
+    })
+
+  const verify = Effect.gen(function*() {
+    const meta = yield* get("collections:listMeta")
+    const running = new Map<string, Json>()
+    for (const entry of arrayOf(getPath(meta, ["data"]))) {
+      const name = getString(entry, ["name"])
+      if (name !== undefined) running.set(name, entry)
+    }
+    const runningField = (collection: string | null, key: string): Json | undefined =>
+      collection === null ? undefined : arrayOf(getPath(running.get(collection), ["fields"])).find((field) => getString(field, ["key"]) === key)
+
+    let expectations: Array<Expectation>
+    const database = new Map<string, ReadonlyArray<Json>>()
+    const fieldsOf = (collection: string) =>
+      Effect.gen(function*() {
+        const known = database.get(collection)
+        if (known !== undefined) return known
+        const listed = yield* databaseFields(collection)
+        database.set(collection, listed)
+        return listed
+      })
+    if (run !== undefined) {
+      expectations = expectationsOf(run)
+    } else {
+      // no repair log: the fields of every synchronised collection, as the database holds them
+      expectations = []
+      for (const [name, entry] of running) {
+        const from = getString(entry, ["from"])
+        if (!isSynchronised({ from: from ?? null })) continue
+        for (const field of yield* fieldsOf(name)) {
+          const key = getString(field, ["key"])
+          if (key === undefined) continue
+          for (const path of [["interface"], ["uiSchema"]]) {
+            expectations.push({ target: "field", collection: name, key, path, value: getPath(field, path), label: path[0]! })
+          }
         }
       }
     }
-    return { problems, collections: targets.length, fields: fieldCount }
+
+    const problems: Array<RefreshProblem> = []
+    const pages = new Map<string, Json | undefined>()
+    const servedSchema = (uid: string) =>
+      Effect.gen(function*() {
+        if (!pages.has(uid)) {
+          const node = getPath(yield* get(`uiSchemas:getJsonSchema/${encodeURIComponent(uid)}`), ["data"])
+          pages.set(uid, isJsonObject(node) && Object.keys(node).length > 0 ? node : undefined)
+        }
+        return pages.get(uid)
+      })
+    const fieldName = (collection: string | null, key: string, fromDatabase: Json | undefined) =>
+      `${collection ?? "?"}.${getString(runningField(collection, key), ["name"]) ?? getString(fromDatabase, ["name"]) ?? key}`
+    const served = (where: string, value: Json | undefined, expected: Expectation) =>
+      `${expected.label}: ${where} ${showJson(value)}, repaired ${showJson(expected.value)}`
+
+    for (const expected of expectations) {
+      switch (expected.target) {
+        case "collection": {
+          const entry = running.get(expected.key)
+          if (entry === undefined) {
+            problems.push({ kind: "stale", target: "collection", subject: expected.key, detail: "collection not loaded by the running server" })
+            continue
+          }
+          const value = getPath(entry, expected.path)
+          if (!jsonEquals(value, expected.value)) {
+            problems.push({ kind: "stale", target: "collection", subject: expected.key, detail: served("running server has", value, expected) })
+          }
+          break
+        }
+        case "field": {
+          const stored = expected.collection === null ? undefined : (yield* fieldsOf(expected.collection)).find((field) => getString(field, ["key"]) === expected.key)
+          const subject = fieldName(expected.collection, expected.key, stored)
+          const inDatabase = getPath(stored, expected.path)
+          if (run !== undefined && !jsonEquals(inDatabase, expected.value)) {
+            problems.push({ kind: "changed", target: "field", subject, detail: served(`fields:list (the database) has`, inDatabase, expected) + `, since run ${run.runId}` })
+            continue
+          }
+          const held = runningField(expected.collection, expected.key)
+          if (held === undefined) {
+            problems.push({ kind: "stale", target: "field", subject, detail: "field not loaded by the running server" })
+            continue
+          }
+          const value = getPath(held, expected.path)
+          if (!jsonEquals(value, expected.value)) {
+            problems.push({ kind: "stale", target: "field", subject, detail: served("running server has", value, expected) })
+          }
+          break
+        }
+        case "page": {
+          const subject = `uiSchema ${expected.key}`
+          const node = yield* servedSchema(expected.key)
+          if (node === undefined) {
+            problems.push({ kind: "stale", target: "page", subject, detail: "page node not served (uiSchemas:getJsonSchema answered no schema)" })
+            continue
+          }
+          const value = getPath(node, expected.path)
+          if (!jsonEquals(value, expected.value)) {
+            problems.push({ kind: "stale", target: "page", subject, detail: served(`getJsonSchema/${expected.key} serves`, value, expected) })
+            continue
+          }
+          // and as part of the page a user opens (cached on its own)
+          const root = run?.pageRoots[expected.key]
+          if (root === undefined || root === expected.key) continue
+          const inPage = findNode(yield* servedSchema(root), expected.key)
+          if (inPage === undefined) continue // an async node: the client fetches it on its own
+          const shown = getPath(inPage, expected.path)
+          if (!jsonEquals(shown, expected.value)) {
+            problems.push({ kind: "stale", target: "page", subject, detail: served(`getJsonSchema/${root} (its page) serves`, shown, expected) })
+          }
+          break
+        }
+      }
+    }
+
+    // where users feel it: a record of each repaired collection, fetched by its filterTargetKey
+    let records = 0
+    const notes: Array<string> = []
+    const repairedCollections = run === undefined ? [] : [...new Set(run.rows.flatMap((row) => row.collection === null ? [] : [row.collection]))]
+    for (const collection of repairedCollections) {
+      const entry = running.get(collection)
+      if (entry === undefined) continue
+      const written = expectations.find((e) => e.target === "collection" && e.key === collection && e.path.length === 1 && e.path[0] === "filterTargetKey")
+      const key = typeof written?.value === "string" ? written.value : getString(entry, ["filterTargetKey"])
+      if (key === undefined || key === "") {
+        notes.push(`${collection}: no filterTargetKey to fetch a record by`)
+        continue
+      }
+      const probed = yield* probeRecord(collection, key)
+      if ("note" in probed && probed.note !== undefined) notes.push(probed.note)
+      else records++
+      if ("problem" in probed && probed.problem !== undefined) {
+        problems.push({ kind: "stale", target: "record", subject: collection, detail: probed.problem })
+      }
+    }
+
+    const checked: RefreshChecked = {
+      collections: new Set(expectations.filter((e) => e.target === "collection").map((e) => e.key)).size,
+      fields: new Set(expectations.filter((e) => e.target === "field").map((e) => e.key)).size,
+      pages: new Set(expectations.filter((e) => e.target === "page").map((e) => e.key)).size,
+      records,
+      values: expectations.length
+    }
+    const verified: Verified & { readonly notes: ReadonlyArray<string> } = { problems, checked, notes }
+    return verified
   })
 
-  const report = (result: { readonly problems: ReadonlyArray<RefreshProblem>; readonly collections: number; readonly fields: number }) =>
+  const isStale = (result: Verified, target?: RefreshTarget) =>
+    result.problems.some((problem) => problem.kind === "stale" && (target === undefined || problem.target === target))
+  const staleBeyondPages = (result: Verified) =>
+    result.problems.some((problem) => problem.kind === "stale" && problem.target !== "page")
+
+  const report = (result: Verified & { readonly notes: ReadonlyArray<string> }) =>
     Effect.gen(function*() {
       const stale = result.problems.filter((problem) => problem.kind === "stale")
-      const broken = result.problems.filter((problem) => problem.kind === "not-repaired")
-      const checked = `${result.collections} collections, ${result.fields} fields checked`
+      const changed = result.problems.filter((problem) => problem.kind === "changed")
+      const c = result.checked
+      const checked = `checked ${plural(c.collections, "collection")}, ${plural(c.fields, "field")}, ${plural(c.pages, "page node")}, ${plural(c.records, "record")}`
       yield* say(
         stale.length > 0
-          ? `running metadata: STALE, ${stale.length} difference${stale.length === 1 ? "" : "s"} from the database (${checked})`
-          : broken.length > 0
-          ? `running metadata: same as the database, but the database breaks the rules in ${broken.length} field${broken.length === 1 ? "" : "s"} (${checked})`
-          : `running metadata: fresh (${checked})`
+          ? `running metadata: STALE, ${stale.length} of ${c.values + c.records} repaired values not served (${checked})`
+          : changed.length > 0
+          ? `running metadata: serves what the database holds, but the database changed since the repair in ${plural(changed.length, "value")} (${checked})`
+          : `running metadata: fresh, serves every repaired value (${checked})`
       )
       for (const problem of result.problems.slice(0, 50)) {
-        yield* say(`  ${problem.kind}  ${problem.collection}${problem.field === null ? "" : `.${problem.field}`}  ${problem.detail}`)
+        yield* say(`  ${problem.kind}  ${problem.target}  ${problem.subject}  ${problem.detail}`)
       }
       if (result.problems.length > 50) yield* say(`  … ${result.problems.length - 50} more`)
-      if (broken.length > 0) yield* say(`the database itself is not repaired: run \`meta repair --apply\` first`)
+      for (const note of result.notes) yield* say(`  note  ${note}`)
+      if (changed.length > 0) yield* say("the database no longer holds what the repair wrote: run `meta audit` (and `meta repair --apply`) first")
     })
 
   yield* signIn
   yield* say(`signed in to ${base}`)
-  yield* call("dataSources:refresh", HttpClientRequest.post(`${base}/api/dataSources:refresh`).pipe(
-    HttpClientRequest.setUrlParams({ filterByTk: "main" })
-  ), Anything)
+  yield* post("dataSources:refresh", { filterByTk: "main" })
   yield* say("dataSources:refresh main: done")
+  if (run === undefined) {
+    yield* say("no repair log: comparing the fields of the synchronised collections with the database (collection options and page nodes need the log: set DATABASE_URL)")
+  }
   let result = yield* verify
   yield* report(result)
-  const isStale = (r: typeof result) => r.problems.some((problem) => problem.kind === "stale")
   let restarted = false
+  let cacheCleared = false
 
   if (isStale(result) && !options.restart) {
-    yield* say("the running server did not reload the metadata: run `meta refresh --restart` (app:restart) or restart NocoBase")
+    const actions = [
+      ...(isStale(result, "page") ? ["app:clearCache"] : []),
+      ...(staleBeyondPages(result) ? ["app:restart"] : [])
+    ]
+    yield* say(`the running server does not serve the repaired metadata: run \`meta refresh --restart\` (${actions.join(" and ")}) or restart NocoBase`)
   }
   if (isStale(result) && options.restart) {
-    if (options.clearCache) {
-      yield* call("app:clearCache", HttpClientRequest.post(`${base}/api/app:clearCache`), Anything)
+    // page nodes are cached until app:clearCache; without the log they cannot be checked, so clear it to be safe
+    if (isStale(result, "page") || run === undefined) {
+      yield* post("app:clearCache")
+      cacheCleared = true
       yield* say("app:clearCache: done")
-    }
-    yield* call("app:restart", HttpClientRequest.post(`${base}/api/app:restart`), Anything)
-    restarted = true
-    yield* say("app:restart: requested; waiting for the server to answer again")
-    const started = yield* Clock.currentTimeMillis
-    const deadline = started + Duration.toMillis(waitTimeout)
-    // poll until it answers with fresh metadata, or the deadline: the restart may not have begun yet
-    while (true) {
-      yield* Effect.sleep(pollInterval)
-      const attempt = yield* verify.pipe(
-        Effect.catchTag("NocoBaseError", (error) =>
-          error.status === 401
-            ? signIn.pipe(Effect.andThen(verify), Effect.catchTag("NocoBaseError", () => Effect.succeed(undefined)))
-            : Effect.succeed(undefined))
-      )
-      const now = yield* Clock.currentTimeMillis
-      if (attempt !== undefined && (!isStale(attempt) || now >= deadline)) {
-        result = attempt
-        yield* say(`server answers again after ${((now - started) / 1000).toFixed(1)} s`)
-        break
-      }
-      if (now >= deadline) {
-        return yield* new NocoBaseError({ step: "app:restart", status: null, detail: `the server did not answer within ${Duration.format(waitTimeout)}` })
+      if (!staleBeyondPages(result)) {
+        result = yield* verify
+        yield* report(result)
       }
     }
-    yield* report(result)
+    if (isStale(result)) {
+      yield* post("app:restart")
+      restarted = true
+      yield* say("app:restart: requested; waiting for the server to answer again")
+      const started = yield* Clock.currentTimeMillis
+      const deadline = started + Duration.toMillis(waitTimeout)
+      // poll until it answers with fresh metadata, or the deadline: the restart may not have begun yet
+      while (true) {
+        yield* Effect.sleep(pollInterval)
+        const attempt = yield* verify.pipe(
+          Effect.catchTag("NocoBaseError", (error) =>
+            error.status === 401
+              ? signIn.pipe(Effect.andThen(verify), Effect.catchTag("NocoBaseError", () => Effect.succeed(undefined)))
+              : Effect.succeed(undefined))
+        )
+        const now = yield* Clock.currentTimeMillis
+        if (attempt !== undefined && (!isStale(attempt) || now >= deadline)) {
+          result = attempt
+          yield* say(`server answers again after ${((now - started) / 1000).toFixed(1)} s`)
+          break
+        }
+        if (now >= deadline) {
+          return yield* new NocoBaseError({ step: "app:restart", status: null, detail: `the server did not answer within ${Duration.format(waitTimeout)}` })
+        }
+      }
+      yield* report(result)
+    }
   }
   const final: RefreshReport = {
     fresh: result.problems.length === 0,
+    cacheCleared,
     restarted,
-    collections: result.collections,
-    fields: result.fields,
+    checked: result.checked,
     problems: result.problems
   }
   return final

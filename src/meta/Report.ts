@@ -1,7 +1,7 @@
 // Plain-text renderings of findings, checklist results and repair plans for the terminal.
 import type { ChecklistItem } from "./Doctor.ts"
 import { showJson } from "./Json.ts"
-import type { Change, Finding } from "./Review.ts"
+import type { Change, Finding, Skipped } from "./Review.ts"
 
 const pad = (text: string, width: number) => text + " ".repeat(Math.max(0, width - text.length))
 
@@ -51,4 +51,26 @@ export const formatChanges = (changes: ReadonlyArray<Change>): Array<string> =>
 export const summariseChanges = (changes: ReadonlyArray<Change>): string => {
   const count = (table: Change["table"]) => changes.filter((change) => change.table === table).length
   return `${changes.length} row${changes.length === 1 ? "" : "s"} (${count("collections")} collections, ${count("fields")} fields, ${count("uiSchemas")} page nodes)`
+}
+
+const listed = (items: ReadonlyArray<string>, max = 6) => items.slice(0, max).join(", ") + (items.length > max ? ", …" : "")
+
+/** One line saying what the audit left alone as NocoBase's own, and why; empty when nothing was. */
+export const formatSkipped = (skipped: Skipped): Array<string> => {
+  const parts: Array<string> = []
+  if (skipped.platform.length > 0) {
+    const origins = [...new Set(skipped.platform.map((item) => item.origin))]
+    parts.push(
+      `${skipped.platform.length} platform-internal collection${skipped.platform.length === 1 ? "" : "s"} ` +
+        `(${listed(skipped.platform.map((item) => item.collection))}) with their fields and page nodes, ` +
+        `defined in code by ${listed(origins, 3)} (options.origin)`
+    )
+  }
+  if (skipped.systemFields.length > 0) {
+    parts.push(
+      `${skipped.systemFields.length} NocoBase system field${skipped.systemFields.length === 1 ? "" : "s"} ` +
+        `(${listed(skipped.systemFields)}: read-only, with a system-info interface of NocoBase's own)`
+    )
+  }
+  return parts.length === 0 ? [] : [`left alone as NocoBase's own: ${parts.join("; ")}`]
 }

@@ -21,6 +21,8 @@ import {
   isRegisteredFieldComponent,
   isRegisteredPageComponent,
   isSynchronised,
+  isSystemField,
+  platformOrigin,
   NUMBER_COMPONENTS,
   svcMetaProblems,
   WRONG_INTERFACES
@@ -84,9 +86,18 @@ export interface Change {
   readonly columns: ReadonlyArray<ColumnChange>
 }
 
+/** What the doctor left alone because NocoBase itself defines it (not findings). */
+export interface Skipped {
+  /** Platform-internal collections (with their fields and page nodes) and the package that defines each. */
+  readonly platform: ReadonlyArray<{ readonly collection: string; readonly origin: string }>
+  /** NocoBase system fields of the other collections, `collection.field`. */
+  readonly systemFields: ReadonlyArray<string>
+}
+
 export interface Review {
   readonly findings: ReadonlyArray<Finding>
   readonly changes: ReadonlyArray<Change>
+  readonly skipped: Skipped
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,6 +243,12 @@ export const reviewSnapshot = (snapshot: Snapshot): Review => {
   const findings: Array<Finding> = []
   const changes: Array<Change> = []
   const metaSchema = snapshot.schema
+  const platform = new Map<string, string>()
+  for (const collection of snapshot.collections) {
+    const origin = collection.optionsValid ? platformOrigin(collection.options) : undefined
+    if (origin !== undefined) platform.set(collection.name, origin)
+  }
+  const systemFields: Array<string> = []
 
   // collections first: the rowKey rule reads the repaired filterTargetKey
   for (const collection of snapshot.collections) {
@@ -242,6 +259,7 @@ export const reviewSnapshot = (snapshot: Snapshot): Review => {
       finding("invalid-json", null, "options is not a JSON object", "person")
       continue
     }
+    if (platform.has(collection.name)) continue
     const options = collection.options
     const edit = new RowEdit(options)
     if (isSynchronised(options)) {
@@ -298,8 +316,13 @@ export const reviewSnapshot = (snapshot: Snapshot): Review => {
     const subject = `${collectionName ?? "?"}.${field.name}`
     const finding = (check: CheckId, checklist: Finding["checklist"], detail: string, repair: Finding["repair"]) =>
       findings.push({ check, checklist, table: "fields", key: field.key, collection: collectionName, subject, detail, repair })
+    if (collectionName !== null && platform.has(collectionName)) continue
     if (!field.optionsValid) {
       finding("invalid-json", null, "options is not a JSON object", "person")
+      continue
+    }
+    if (isSystemField(field.interface, field.options)) {
+      systemFields.push(subject)
       continue
     }
     const edit = new RowEdit(field.options)
@@ -383,6 +406,7 @@ export const reviewSnapshot = (snapshot: Snapshot): Review => {
   for (const node of snapshot.nodes) {
     const owner = nodeCollection(index.nodes, snapshot.ancestors, node.uid)
     const collectionName = owner?.collection ?? null
+    if (collectionName !== null && platform.has(collectionName) && (owner?.dataSource === undefined || owner.dataSource === "main")) continue
     const subject = `uiSchema ${node.uid}`
     const finding = (check: CheckId, detail: string, repair: Finding["repair"]) =>
       findings.push({ check, checklist: null, table: "uiSchemas", key: node.uid, collection: collectionName, subject, detail, repair })
@@ -434,7 +458,11 @@ export const reviewSnapshot = (snapshot: Snapshot): Review => {
     }
   }
 
-  return { findings, changes }
+  const skipped: Skipped = {
+    platform: [...platform].map(([collection, origin]) => ({ collection, origin })),
+    systemFields
+  }
+  return { findings, changes, skipped }
 }
 
 /** The findings of a snapshot, optionally only those about one collection. */

@@ -116,6 +116,34 @@ export const isSynchronised = (options: JsonObject): boolean => {
   return typeof from === "string" && SYNC_FROM.has(from)
 }
 
+/**
+ * Whether NocoBase itself defines the collection in code: `Database#import` (a plugin's
+ * `server/collections`) and the core record the defining package in `options.origin`
+ * (`@nocobase/plugin-users`, `@nocobase/database`, …), and NocoBase's own `db2cm()` copies it into
+ * the collections table with `from: "db2cm"`. Collections loaded from the database, synchronised or
+ * made in the UI have no `origin` in their row. Such a collection is NocoBase's to maintain (its
+ * own migrations undo what the business-table rules would set): every rule leaves it alone.
+ */
+export const platformOrigin = (options: JsonObject): string | undefined => {
+  const origin = options["origin"]
+  return typeof origin === "string" && origin !== "" ? origin : undefined
+}
+
+/** Every interface §2.3 and §2.4 speak about (the right ones and the wrong ones synchronisation writes). */
+export const RULE_INTERFACES: ReadonlySet<string> = new Set([
+  ...Object.values(TYPE_INTERFACES).flat(),
+  ...Object.keys(WRONG_INTERFACES)
+])
+
+/**
+ * Whether a field is one of NocoBase's system-info fields (created/updated at/by, id, table OID,
+ * or one a plugin adds): NocoBase writes them read-only (`uiSchema["x-read-pretty"]: true`, the
+ * default of every system-info interface) with an interface of its own that is none of the
+ * interfaces of §2.3/§2.4. They are correct as NocoBase writes them: every rule leaves them alone.
+ */
+export const isSystemField = (iface: string | null, options: JsonObject): boolean =>
+  iface !== null && iface !== "" && !RULE_INTERFACES.has(iface) && getPath(options, ["uiSchema", "x-read-pretty"]) === true
+
 /** What §2.3 expects of a field, or undefined when the table says nothing about its type or it has no interface. */
 export const expectedField = (
   type: string | null,

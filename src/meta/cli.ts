@@ -5,11 +5,11 @@ import { Cause, Console, Effect, Exit, Layer, Redacted, Schema } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { pgLayer } from "../db/Database.ts"
-import { applyRepairs, audit, checklist, collectionExists, latestRun, planRepairs, undoRepairs } from "./Doctor.ts"
+import { applyRepairs, auditReport, checklist, collectionExists, latestRun, planRepairs, undoRepairs } from "./Doctor.ts"
 import { parseJson, isJsonObject } from "./Json.ts"
 import { prettyNodeFor } from "./PrettyField.ts"
 import { refresh } from "./Refresh.ts"
-import { formatChanges, formatChecklist, formatFindings, summariseChanges } from "./Report.ts"
+import { formatChanges, formatChecklist, formatFindings, formatSkipped, summariseChanges } from "./Report.ts"
 import { isSchemaName, requireMetadataTables } from "./Snapshot.ts"
 
 export const USAGE = [
@@ -137,15 +137,15 @@ const runDatabaseCommand = (command: Exclude<Command, { _tag: "help" | "refresh"
           yield* Console.error(`--collection: no collection named ${JSON.stringify(command.collection)} in schema ${command.schema}`)
           return 2
         }
-        const findings = yield* audit(command.schema, command.collection)
+        const { findings, skipped } = yield* auditReport(command.schema, command.collection)
         const only = command.collection
         const items = (yield* checklist(command.schema)).map((item) =>
           only === undefined ? item : { ...item, rows: item.rows.filter((row) => row === only || row.startsWith(`${only}.`)) }
         )
         if (command.json) {
-          yield* Console.log(JSON.stringify({ schema: command.schema, collection: only ?? null, findings, checklist: items }, null, 2))
+          yield* Console.log(JSON.stringify({ schema: command.schema, collection: only ?? null, findings, skipped, checklist: items }, null, 2))
         } else {
-          yield* lines([...formatFindings(findings, command.schema), "", ...formatChecklist(items)])
+          yield* lines([...formatFindings(findings, command.schema), ...formatSkipped(skipped), "", ...formatChecklist(items)])
         }
         return findings.length > 0 || items.some((item) => item.rows.length > 0) ? 1 : 0
       }
@@ -238,16 +238,17 @@ export const runCommand = (command: Command, env: Readonly<Record<string, string
           )
         )
       if (run !== undefined) {
-        yield* Console.log(`latest repair: run ${run.runId} (${run.collections.length} collections${run.pageSchemasChanged ? ", page schemas" : ""})`)
+        const rows = (table: string) => new Set(run.rows.filter((row) => row.table === table).map((row) => row.key)).size
+        yield* Console.log(
+          `latest repair: run ${run.runId} (${rows("collections")} collections, ${rows("fields")} fields, ${rows("uiSchemas")} page nodes; ${run.rows.length} column values)`
+        )
       }
       const report = yield* refresh({
         baseUrl: command.url!,
         account: env["NOCOBASE_ACCOUNT"]!,
         password: Redacted.make(env["NOCOBASE_PASSWORD"]!),
         restart: command.restart,
-        // without the repair log we cannot tell whether page schemas changed: clear the cache to be safe
-        clearCache: run === undefined ? true : run.pageSchemasChanged,
-        include: run?.collections
+        run
       }).pipe(Effect.provide(FetchHttpClient.layer))
       return report.fresh ? 0 : 1
     }

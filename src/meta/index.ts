@@ -3,6 +3,7 @@
 export {
   applyRepairs,
   audit,
+  auditReport,
   checklist,
   type ChecklistItem,
   latestRun,
@@ -32,6 +33,6 @@ export {
   urlHref
 } from "./PrettyField.ts"
 export { NocoBaseError, refresh, type RefreshOptions, type RefreshProblem, type RefreshReport } from "./Refresh.ts"
-export { auditSnapshot, type Change, type CheckId, type Finding, planSnapshot, reviewSnapshot } from "./Review.ts"
+export { auditSnapshot, type Change, type CheckId, type Finding, planSnapshot, reviewSnapshot, type Skipped } from "./Review.ts"
 export { SvcMeta, svcMetaProblems } from "./Rules.ts"
 export { loadSnapshot, MetaTablesMissing, type Snapshot } from "./Snapshot.ts"
