@@ -7,6 +7,8 @@ import admin from "./0003_admin_tables.ts"
 import smsStatusCounts from "./0004_sms_status_counts.ts"
 import worker from "./0005_worker.ts"
 import adminSessions from "./0006_admin_sessions.ts"
+import walletConstraints from "./0008_wallet_constraints.ts"
+import orderMatch from "./0009_order_match.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -14,5 +16,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 3, name: "admin_tables", statements: admin },
   { id: 4, name: "sms_status_counts", statements: smsStatusCounts },
   { id: 5, name: "worker", statements: worker },
-  { id: 6, name: "admin_sessions", statements: adminSessions }
+  { id: 6, name: "admin_sessions", statements: adminSessions },
+  { id: 8, name: "wallet_constraints", statements: walletConstraints },
+  { id: 9, name: "order_match", statements: orderMatch }
 ]
