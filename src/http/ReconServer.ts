@@ -14,7 +14,8 @@ import { ReconApi } from "./ReconApi.ts"
 import { reconHandlers } from "./ReconHandlers.ts"
 import { CallerAuthLive, tokenMatcher } from "./TokenAuth.ts"
 
-const HealthRoute = Layer.unwrap(Effect.gen(function*() {
+/** `GET /health`: 200 `{status: "ok"}` while the database answers, else 503. */
+export const HealthRoute = Layer.unwrap(Effect.gen(function*() {
   const store = yield* ReconStore
   return HttpRouter.add("GET", "/health", Effect.map(store.ping(), (up) =>
     up

@@ -149,7 +149,10 @@ export const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, 
 export const workerSettings = (heartbeatFile: string): WorkerSettings => ({
   port: 0,
   heartbeatFile,
-  chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }
+  chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] },
+  walletUrl: "http://127.0.0.1:9",
+  adminUrl: "http://127.0.0.1:9",
+  callerToken: undefined
 })
 
 /**
