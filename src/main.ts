@@ -31,6 +31,9 @@ switch (command) {
   case "meta":
     ;(await import("./meta/cli.ts")).main(args)
     break
+  case "deposit":
+    ;(await import("./deposit/cli.ts")).main(args)
+    break
   case "probe":
     ;(await import("./health/probe.ts")).main(args)
     break
