@@ -84,6 +84,8 @@ export interface TokenPolicy {
   readonly accepted: ReadonlyArray<string>
 }
 
+const STAGE_C_VALUES: ReadonlyArray<string> = ["on", "true", "1"]
+
 /** The stage key read once per reader: a bad value is one problem, and every reader of it agrees. */
 const stageCOf = new WeakMap<ConfigReader, boolean>()
 
@@ -91,8 +93,7 @@ const stageCOf = new WeakMap<ConfigReader, boolean>()
 export const readStageC = (config: ConfigReader): boolean => {
   const known = stageCOf.get(config)
   if (known !== undefined) return known
-  const required = config.oneOf(STAGE_KEY, ["on", "off", "true", "false", "1", "0"], "off")
-  const stageC = required === "on" || required === "true" || required === "1"
+  const stageC = STAGE_C_VALUES.includes(config.oneOf(STAGE_KEY, ["on", "off", "true", "false", "1", "0"], "off"))
   if (stageC && config.string(SHARED_TOKEN_KEY) !== undefined) {
     config.problem(`${SHARED_TOKEN_KEY}: must be empty once ${STAGE_KEY}=on (stage C accepts only per-caller tokens)`)
   }
@@ -272,7 +273,9 @@ export const readAdminSettings = (config: ConfigReader, local?: { readonly recon
 /** Dev tokens for `all` when none are configured: printed once, so a newcomer can call the routes. */
 export const withDevTokens = (env: Env): { readonly env: Env; readonly generated: Record<string, string> } => {
   const has = (key: string) => (env[key] ?? "").trim() !== ""
-  if (has(SHARED_TOKEN_KEY) || has(tokenKeys.admin) || has(tokenKeys.recon)) return { env, generated: {} }
+  // Not in stage C: whoever turned it on configures real per-caller tokens.
+  const stageC = STAGE_C_VALUES.includes((env[STAGE_KEY] ?? "").trim().toLowerCase())
+  if (stageC || has(SHARED_TOKEN_KEY) || has(tokenKeys.admin) || has(tokenKeys.recon)) return { env, generated: {} }
   const generated = {
     [tokenKeys.admin]: `dev-admin-${randomBytes(18).toString("base64url")}`,
     [tokenKeys.recon]: `dev-recon-${randomBytes(18).toString("base64url")}`
