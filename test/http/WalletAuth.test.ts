@@ -1,6 +1,6 @@
 // The token stages of DESIGN section 3 on wallet_service's routes: the recon worker's token (and
 // the shared one before stage C); a valid token of the wrong caller is refused, before the body.
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { createMigratedDatabase } from "../support/database.ts"
 import { ADMIN_TOKEN, RECON_TOKEN, type Running, SHARED_TOKEN } from "../support/recon.ts"
 import { agree, balance, createDeposit, startWallet } from "../support/wallet.ts"
