@@ -2,7 +2,7 @@
 // (and admin_service) on loopback: the decisions of DESIGN section 6, what is recorded, the
 // NOTIFY of a new deposit, the wallet's answers, and time (backoff, leases) through TestClock.
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Fiber, Option, Redacted, Schedule, type Scope } from "effect"
+import { Clock, Deferred, Effect, Fiber, Option, Redacted, Schedule, type Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -373,3 +373,52 @@ const setUpWorker = (db: string, urls: { readonly adminUrl?: string; readonly wa
     yield* eventually("ready", worker.registry.ready)
     return worker
   })
+
+describe("a hung pass", () => {
+  it.effect("a pass stalled on the database past the 90 s TTL is interrupted, the loop restarted, readiness false until it succeeds again", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("om-hung"))
+      // Every loop of the worker: readiness is the worker's, not one loop's.
+      const { registry, runtime, kicks } = yield* buildWorker(db, heartbeatPath(), {
+        backoff: Schedule.spaced("20 millis"),
+        settings: { callerToken: Redacted.make(RECON_TOKEN) }
+      })
+      yield* eventually("ready", registry.ready)
+      const loop = Effect.map(registry.snapshot, (s) => s.loops.find((l) => l.name === "order_match_loop")!)
+      const before = Option.getOrThrow(yield* runtime.supervisor.fiber("order_match_loop"))
+
+      // Another session holds recon.deposit exclusively until released: the pass's query waits.
+      const release = yield* Deferred.make<void>()
+      const locked = yield* Deferred.make<void>()
+      yield* Effect.forkDetach(Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`LOCK TABLE recon.deposit IN ACCESS EXCLUSIVE MODE`
+          yield* Deferred.succeed(locked, undefined)
+          yield* Deferred.await(release)
+        }))
+      }))))
+      yield* Deferred.await(locked)
+      const sms = yield* Effect.promise(() => addParsedSms(db, "정약용", "25000"))
+      yield* kicks.kick("order_match_loop")
+      yield* realWait(200)
+      assert.strictEqual((yield* status(db, sms)).status, "parsed")
+
+      // Time passes; every other loop keeps passing, this pass stays stuck until the TTL.
+      yield* advance(89_000)
+      assert.isTrue(Option.isSome(yield* runtime.supervisor.fiber("order_match_loop")))
+      assert.strictEqual((yield* loop).restarts, 0)
+      yield* advance(2_000)
+      yield* eventually("the hung loop restarted", Effect.map(loop, (l) => l.restarts === 1))
+      assert.isFalse(yield* registry.ready)
+      const after = Option.getOrThrow(yield* runtime.supervisor.fiber("order_match_loop"))
+      assert.notStrictEqual(after, before)
+      assert.isTrue((yield* registry.snapshot).loops.filter((l) => l.name !== "order_match_loop").every((l) => l.fresh))
+
+      // The database answers again: the restarted loop's pass succeeds and readiness returns.
+      yield* Deferred.succeed(release, undefined)
+      yield* eventually("ready again", registry.ready)
+      assert.strictEqual((yield* loop).state, "running")
+      yield* until("the SMS decided", async () => (await smsState(db, sms)).status === "unmatched")
+    }), 60_000)
+})
