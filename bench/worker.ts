@@ -49,7 +49,10 @@ report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${pro
     const context = yield* Layer.build(workerCore({
       port: 0,
       heartbeatFile: heartbeat,
-      chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }
+      chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] },
+      walletUrl: "http://127.0.0.1:9",
+      adminUrl: "http://127.0.0.1:9",
+      callerToken: undefined
     }, undefined, { maxRestarts: 1000, backoff: Schedule.spaced("10 millis") }).pipe(Layer.provideMerge(Layer.succeed(Fatal, fatal)), Layer.provideMerge(sqlLayer(url)), Layer.orDie))
     const registry = Context.get(context, HealthRegistry)
     const runtime = Context.get(context, WorkerRuntime)
@@ -95,7 +98,8 @@ const heartbeat = join(dir, "worker.heartbeat")
 // BENCH_NODE_ARGS: extra Node flags for the worker (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
 const worker = spawn(process.execPath, [...nodeArgs, entry, "worker"], {
-  env: { PATH: process.env.PATH ?? "", DATABASE_URL: url, SVC_PUSH_PORT: String(port), SVC_WORKER_HEARTBEAT_FILE: heartbeat, LOG_LEVEL: "warn" },
+  env: { PATH: process.env.PATH ?? "", DATABASE_URL: url, SVC_PUSH_PORT: String(port), SVC_WORKER_HEARTBEAT_FILE: heartbeat, LOG_LEVEL: "warn",
+    SVC_INTERNAL_SERVICE_TOKEN_RECON: "bench-recon-token" },
   stdio: ["ignore", "inherit", "inherit"]
 })
 const base = `http://127.0.0.1:${port}`

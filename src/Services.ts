@@ -1,14 +1,17 @@
 // Composition of the service commands: configuration, database, migrations, servers and loops.
 import { Effect, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.ts"
-import { readAdminSettings, readDatabaseUrl, readLogSettings, readReconSettings, readWorkerSettings, withDevTokens } from "./config/AppConfig.ts"
+import {
+  readAdminSettings, readDatabaseUrl, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
+} from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
 import { DatabaseLive, DatabaseUrl } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
 import { ReconServerLive } from "./http/ReconServer.ts"
+import { WalletServerLive } from "./http/WalletServer.ts"
 import { launchUntilFatal, WorkerLive } from "./loops/Runtime.ts"
 
-export type Command = "recon" | "worker" | "admin" | "all" | "migrate"
+export type Command = "recon" | "worker" | "admin" | "wallet" | "all" | "migrate"
 
 const Migrated = Layer.effectDiscard(runMigrations().pipe(
   Effect.tap((applied) => applied.length > 0 ? Effect.logInfo(`migrations applied: ${applied.join(", ")}`) : Effect.void)
@@ -25,7 +28,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     process.stderr.write(`${command}: unexpected arguments: ${args.join(" ")}\n`)
     process.exit(2)
   }
-  const runs = (service: "recon" | "worker" | "admin") => command === service || command === "all"
+  const runs = (service: "recon" | "worker" | "admin" | "wallet") => command === service || command === "all"
   const { env, generated, file: tokenFile } = command === "all"
     ? withDevTokens(process.env, DEV_TOKEN_FILE)
     : { env: process.env, generated: {}, file: undefined }
@@ -33,10 +36,12 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     readLogSettings(config)
     const recon = runs("recon") ? readReconSettings(config) : undefined
     const worker = runs("worker") ? readWorkerSettings(config) : undefined
+    const wallet = runs("wallet") ? readWalletSettings(config) : undefined
     return {
       databaseUrl: readDatabaseUrl(config),
       recon,
       worker,
+      wallet,
       // `all` wires admin to the recon and worker ports of the same process.
       admin: runs("admin")
         ? readAdminSettings(config, recon && worker ? { reconPort: recon.port, pushPort: worker.port } : undefined)
@@ -51,7 +56,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     }).pipe(Effect.provide(DatabaseLive(settings.databaseUrl)), Effect.scoped), env)
   }
 
-  const { recon, worker, admin } = settings
+  const { recon, worker, admin, wallet } = settings
   const announce = Layer.effectDiscard(Effect.gen(function*() {
     const db = yield* DatabaseUrl
     const lines = [
@@ -60,6 +65,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
         ? [`recon_worker     http://127.0.0.1:${worker.port}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
         : []),
       ...(admin ? [`admin_service    http://127.0.0.1:${admin.port}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
+      ...(wallet ? [`wallet_service   http://127.0.0.1:${wallet.port}  (GET /health, POST /internal/wallet/deposit/agree, GET /internal/wallet/balance)`] : []),
       `database         ${db.embedded ? "embedded PostgreSQL (.data/pg)" : "DATABASE_URL"}`,
       ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`),
       ...(tokenFile === undefined ? [] : [
@@ -72,6 +78,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     recon ? ReconServerLive(recon).pipe(Layer.provide(stopLine("recon_service stopped"))) : Layer.empty,
     worker ? WorkerLive(worker).pipe(Layer.provide(stopLine("recon_worker stopped"))) : Layer.empty,
     admin ? AdminServerLive(admin).pipe(Layer.provide(stopLine("admin_service stopped"))) : Layer.empty,
+    wallet ? WalletServerLive(wallet).pipe(Layer.provide(stopLine("wallet_service stopped"))) : Layer.empty,
     announce
   ).pipe(
     Layer.provide(Migrated),

@@ -8,6 +8,8 @@ const usage = `usage: recon <command>
   worker     recon_worker: supervised loops, push listener, health probes (port 8019)
   admin      admin_service: dashboard, top-info, websocket (port 8016)
   admin --create-user NAME   add a back-office operator (password prompted, or ADMIN_PASSWORD)
+  wallet     wallet_service: approves deposits and credits balances (port 8018)
+  deposit create --player NAME --amount N [--owner NAME] | deposit list [--status S]
   all        every service in one process (embedded PostgreSQL when DATABASE_URL is unset)
   migrate    apply the database migrations and exit
   probe      worker health check: reads the heartbeat file, exit 0 ready / 1 not
@@ -69,6 +71,9 @@ if (isHelp(command) || (command !== undefined && Object.hasOwn(commandHelp, comm
   case "meta":
     ;(await import("./meta/cli.ts")).main(args)
     break
+  case "deposit":
+    ;(await import("./deposit/cli.ts")).main(args)
+    break
   case "probe":
     ;(await import("./health/probe.ts")).main(args)
     break
@@ -81,6 +86,7 @@ if (isHelp(command) || (command !== undefined && Object.hasOwn(commandHelp, comm
     break
   case "recon":
   case "worker":
+  case "wallet":
   case "all":
   case "migrate":
     ;(await import("./Services.ts")).main(command, args)

@@ -1,5 +1,6 @@
 // The actor primitive: a loop that runs a pass at start, on its schedule and whenever it is
-// kicked, retrying failed passes with backoff without ever leaving the loop.
+// kicked, retrying failed passes with backoff without ever leaving the loop; only a hung pass
+// (one still running past `hungAfter`) ends it, for its supervisor to restart.
 import { Cause, Duration, Effect, Queue, Schedule } from "effect"
 
 export interface Actor {
@@ -19,8 +20,21 @@ export interface ActorOptions<E, R> {
   readonly retry?: Schedule.Schedule<unknown, Cause.Cause<E>> | undefined
   /** Runs after every successful pass (e.g. report freshness to the health registry). */
   readonly onSuccess?: Effect.Effect<void> | undefined
+  /** A pass attempt still running after this long is hung: it is interrupted and `run` dies with {@link HungPass}. */
+  readonly hungAfter?: Duration.Input | undefined
   /** Runs after every failed attempt, before the retry waits. */
   readonly onFailure?: ((cause: Cause.Cause<E>) => Effect.Effect<void>) | undefined
+}
+
+/** A pass outlived its time limit: not a failure to retry, the actor's end. */
+export class HungPass extends Error {
+  readonly actor: string
+  readonly after: Duration.Duration
+  constructor(actor: string, after: Duration.Duration) {
+    super(`${actor}: a pass ran for more than ${Duration.format(after)}; interrupted`)
+    this.actor = actor
+    this.after = after
+  }
 }
 
 /** Capped exponential backoff with jitter: 1 s, 2 s, 4 s … never longer than the loop's own period. */
@@ -45,7 +59,19 @@ export const make = Effect.fnUntraced(function*<E, R>(options: ActorOptions<E, R
     )
   )
 
-  const pass = attempt.pipe(
+  const hungAfter = options.hungAfter === undefined ? undefined : Duration.fromInputUnsafe(options.hungAfter)
+  // Outside the sandbox: a defect, so neither the retry nor the catch below takes it for a failed pass.
+  const bounded = hungAfter === undefined ? attempt : attempt.pipe(
+    Effect.timeoutOrElse({
+      duration: hungAfter,
+      orElse: () => {
+        const hung = new HungPass(options.name, hungAfter)
+        return Effect.logError(hung.message).pipe(Effect.andThen(Effect.die(hung)))
+      }
+    })
+  )
+
+  const pass = bounded.pipe(
     Effect.retry(retry),
     Effect.andThen(options.onSuccess ?? Effect.void),
     // Retries exhausted: wait for the next tick or kick instead of leaving the loop.

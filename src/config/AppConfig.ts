@@ -1,5 +1,6 @@
 // Reads and checks the configuration of DESIGN section 3. Every command checks its keys before
 // it does anything; each problem is one line naming the key (never a secret's value).
+import { Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
@@ -26,8 +27,9 @@ export class ConfigReader {
     const value = this.env[key]
     return value === undefined || value.trim() === "" ? undefined : value.trim()
   }
+  /** Records a problem once: services read in one process (`all`) share keys. */
   problem(line: string): void {
-    this.problems.push(line)
+    if (!this.problems.includes(line)) this.problems.push(line)
   }
   port(key: string, fallback: number): number {
     const raw = this.string(key)
@@ -84,16 +86,29 @@ export interface TokenPolicy {
   readonly accepted: ReadonlyArray<string>
 }
 
+const STAGE_C_VALUES: ReadonlyArray<string> = ["on", "true", "1"]
+
+/** The stage key read once per reader: a bad value is one problem, and every reader of it agrees. */
+const stageCOf = new WeakMap<ConfigReader, boolean>()
+
+/** Whether stage C is on (`SVC_PER_CALLER_TOKEN_REQUIRED`); in stage C the shared token must be empty. */
+export const readStageC = (config: ConfigReader): boolean => {
+  const known = stageCOf.get(config)
+  if (known !== undefined) return known
+  const stageC = STAGE_C_VALUES.includes(config.oneOf(STAGE_KEY, ["on", "off", "true", "false", "1", "0"], "off"))
+  if (stageC && config.string(SHARED_TOKEN_KEY) !== undefined) {
+    config.problem(`${SHARED_TOKEN_KEY}: must be empty once ${STAGE_KEY}=on (stage C accepts only per-caller tokens)`)
+  }
+  stageCOf.set(config, stageC)
+  return stageC
+}
+
 /** The tokens a receiver for `caller` accepts, by the migration stages of DESIGN section 3. */
 export const readTokenPolicy = (config: ConfigReader, caller: Caller): TokenPolicy => {
-  const required = config.oneOf(STAGE_KEY, ["on", "off", "true", "false", "1", "0"], "off")
-  const stageC = required === "on" || required === "true" || required === "1"
+  const stageC = readStageC(config)
   const shared = config.string(SHARED_TOKEN_KEY)
   const own = config.string(tokenKeys[caller])
   if (stageC) {
-    if (shared !== undefined) {
-      config.problem(`${SHARED_TOKEN_KEY}: must be empty once ${STAGE_KEY}=on (stage C accepts only per-caller tokens)`)
-    }
     if (own === undefined) config.problem(`${tokenKeys[caller]}: required when ${STAGE_KEY}=on`)
     return { stage: "C", accepted: own === undefined ? [] : [own] }
   }
@@ -106,7 +121,7 @@ export const readTokenPolicy = (config: ConfigReader, caller: Caller): TokenPoli
 
 /** The token a caller presents: its own key, or the shared one before stage C. */
 export const readCallerToken = (config: ConfigReader, caller: Caller): string | undefined => {
-  const stageC = ["on", "true", "1"].includes((config.string(STAGE_KEY) ?? "").toLowerCase())
+  const stageC = readStageC(config)
   const own = config.string(tokenKeys[caller])
   if (stageC) {
     if (own === undefined) config.problem(`${tokenKeys[caller]}: required when ${STAGE_KEY}=on`)
@@ -193,12 +208,41 @@ export interface WorkerSettings {
   readonly port: number
   readonly heartbeatFile: string
   readonly chatbot: ChatbotSettings
+  /** Base URLs of wallet_service and admin_service (no trailing slash). */
+  readonly walletUrl: string
+  readonly adminUrl: string
+  /** The recon caller's token the worker presents to both (its own key, or the shared one before stage C). */
+  readonly callerToken: Redacted.Redacted<string> | undefined
 }
 
-export const readWorkerSettings = (config: ConfigReader): WorkerSettings => ({
-  port: config.port("SVC_PUSH_PORT", 8019),
-  heartbeatFile: config.string("SVC_WORKER_HEARTBEAT_FILE") ?? "/tmp/recon-worker.heartbeat",
-  chatbot: readChatbotSettings(config)
+/**
+ * WALLET_SERVICE_URL and ADMIN_SERVICE_URL default to the services on this host at their ports
+ * (SVC_WALLET_PORT, SVC_ADMIN_PORT: what `all` and a one-host deployment run); set them when the
+ * services run elsewhere.
+ */
+export const readWorkerSettings = (config: ConfigReader): WorkerSettings => {
+  const local = (key: string, portKey: string, port: number) =>
+    (config.url(key, ["http", "https"]) ?? `http://127.0.0.1:${config.port(portKey, port)}`).replace(/\/+$/, "")
+  const token = readCallerToken(config, "recon")
+  return {
+    port: config.port("SVC_PUSH_PORT", 8019),
+    heartbeatFile: config.string("SVC_WORKER_HEARTBEAT_FILE") ?? "/tmp/recon-worker.heartbeat",
+    chatbot: readChatbotSettings(config),
+    walletUrl: local("WALLET_SERVICE_URL", "SVC_WALLET_PORT", 8018),
+    adminUrl: local("ADMIN_SERVICE_URL", "SVC_ADMIN_PORT", 8016),
+    callerToken: token === undefined ? undefined : Redacted.make(token)
+  }
+}
+
+export interface WalletSettings {
+  readonly port: number
+  /** Tokens accepted on /internal/wallet/* (the recon worker's). */
+  readonly tokens: TokenPolicy
+}
+
+export const readWalletSettings = (config: ConfigReader): WalletSettings => ({
+  port: config.port("SVC_WALLET_PORT", 8018),
+  tokens: readTokenPolicy(config, "recon")
 })
 
 export interface AdminSettings {
@@ -235,7 +279,9 @@ export const readAdminSettings = (config: ConfigReader, local?: { readonly recon
  */
 export const withDevTokens = (env: Env, file: string): { readonly env: Env; readonly generated: Record<string, string>; readonly file?: string } => {
   const has = (key: string) => (env[key] ?? "").trim() !== ""
-  if (has(SHARED_TOKEN_KEY) || has(tokenKeys.admin) || has(tokenKeys.recon)) return { env, generated: {} }
+  // Not in stage C: whoever turned it on configures real per-caller tokens.
+  const stageC = STAGE_C_VALUES.includes((env[STAGE_KEY] ?? "").trim().toLowerCase())
+  if (stageC || has(SHARED_TOKEN_KEY) || has(tokenKeys.admin) || has(tokenKeys.recon)) return { env, generated: {} }
   const kept: Record<string, string> = {}
   if (existsSync(file)) {
     for (const line of readFileSync(file, "utf8").split("\n")) {

@@ -25,6 +25,9 @@ export const messages = {
 } as const
 export type ErrorStatus = keyof typeof messages
 
+/** The detail of the 404 for a path no route serves (a client tells it from an unknown id by it). */
+export const NO_SUCH_ROUTE = "no such route"
+
 /** A failed request: answered with HTTP `status` and the envelope `{status, msg, data}`. */
 export class ApiFailure<S extends ErrorStatus = ErrorStatus> extends Data.TaggedError("ApiFailure")<{
   readonly status: S

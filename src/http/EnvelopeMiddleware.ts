@@ -8,7 +8,7 @@ import { SchemaIssue } from "effect"
 import { isDatabaseAway } from "../db/ReconStore.ts"
 import type { SqlError } from "effect/sql"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
-import { ApiFailure, envelopeResponse, type ErrorStatus, type Issue, messages } from "./Envelope.ts"
+import { ApiFailure, envelopeResponse, type ErrorStatus, type Issue, messages, NO_SUCH_ROUTE } from "./Envelope.ts"
 
 const respond = (status: ErrorStatus, detail?: string, issues: ReadonlyArray<Issue> = []) =>
   envelopeResponse(status, { status, msg: messages[status], data: detail === undefined ? null : { detail, issues } })
@@ -31,7 +31,7 @@ const fromError = (error: unknown): HttpServerResponse.HttpServerResponse | unde
   }
   if (tagOf(error) === "HttpServerError") {
     const reason = (error as { reason: { _tag: string; reason?: string } }).reason
-    if (reason._tag === "RouteNotFound") return respond(404, "no such route")
+    if (reason._tag === "RouteNotFound") return respond(404, NO_SUCH_ROUTE)
     if (reason._tag === "RequestParseError") {
       return reason.reason === "BodyTooLarge" ? respond(413, `the body is over ${MAX_BODY_BYTES} bytes`) : respond(400, "the body could not be read")
     }

@@ -15,7 +15,7 @@ import { reconHandlers } from "./ReconHandlers.ts"
 import { CallerAuthLive, tokenMatcher } from "./TokenAuth.ts"
 
 /** Probes poll it every few seconds: its answers are logged at debug, not with the info line of every other request. */
-const HealthRoute = Layer.unwrap(Effect.gen(function*() {
+export const HealthRoute = Layer.unwrap(Effect.gen(function*() {
   const store = yield* ReconStore
   return HttpRouter.add("GET", "/health", HttpMiddleware.withLoggerDisabled(Effect.map(store.ping(), (up) =>
     up

@@ -1,5 +1,7 @@
 // What a worker loop is (one file per loop in src/loops, one line in src/loops/index.ts) and the
-// services every loop may use: the worker's settings and the kicks that wake other loops.
+// services every loop may use: the worker's settings and the kicks that wake other loops. A loop
+// declares what it needs in its type (`Loop<R>`): one that calls a new client needs that client
+// provided to the worker, not a wider type for every loop.
 import { Context, Duration, Effect, Layer, Scope } from "effect"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
@@ -16,10 +18,11 @@ export type LoopName =
   | "order_match_loop"
   | "chatbot_poll_loop"
 
-/** What a loop's set-up and passes may use. */
+/** The services every loop may use without asking: the worker's settings, kicks, the database, an HTTP client. */
 export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient
 
-export interface Loop {
+/** A loop needing the services `R` (by default only the common {@link LoopServices}). */
+export interface Loop<R = LoopServices> {
   readonly name: LoopName
   /** Freshness window: the loop is stale once this long has passed without a successful pass. */
   readonly ttl: Duration.Input
@@ -31,16 +34,19 @@ export interface Loop {
    * Runs each time the loop's fiber (re)starts, in a scope that closes when the fiber exits:
    * whatever it forks or acquires dies with the loop. Returns one pass.
    */
-  readonly start: Effect.Effect<Effect.Effect<void, unknown>, unknown, LoopServices | Scope.Scope>
+  readonly start: Effect.Effect<Effect.Effect<void, unknown>, unknown, R | Scope.Scope>
 }
 
+/** The services a loop (or a union of loops) needs. */
+export type Requirements<L> = L extends Loop<infer R> ? R : never
+
 /** A loop whose pass needs no set-up. */
-export const simple = (loop: Omit<Loop, "start"> & { readonly pass: Effect.Effect<void, unknown, LoopServices> }): Loop => ({
+export const simple = <R = LoopServices>(loop: Omit<Loop<R>, "start"> & { readonly pass: Effect.Effect<void, unknown, R> }): Loop<R> => ({
   name: loop.name,
   ttl: loop.ttl,
   every: loop.every,
   kickedBy: loop.kickedBy,
-  start: Effect.map(Effect.context<LoopServices>(), (context) => Effect.provideContext(loop.pass, context))
+  start: Effect.map(Effect.context<R>(), (context) => Effect.provideContext(loop.pass, context))
 })
 
 /** The worker's configuration, for loops that need it. */
@@ -67,4 +73,4 @@ export class Kicks extends Context.Service<Kicks, {
   })
 }
 
-export const ttlMillis = (loop: Loop): number => Duration.toMillis(Duration.fromInputUnsafe(loop.ttl))
+export const ttlMillis = (loop: Loop<unknown>): number => Duration.toMillis(Duration.fromInputUnsafe(loop.ttl))

@@ -4,6 +4,8 @@ import { NodeServices } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Deferred, Effect, Layer, Queue, Schedule } from "effect"
 import { FetchHttpClient } from "effect/http"
+import { AdminClient } from "../clients/AdminClient.ts"
+import { WalletClient } from "../clients/WalletClient.ts"
 import * as Actor from "../actors/Actor.ts"
 import * as Supervisor from "../actors/Supervisor.ts"
 import type { WorkerSettings } from "../config/AppConfig.ts"
@@ -13,7 +15,7 @@ import * as Heartbeat from "../health/Heartbeat.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { PushServerLive } from "../http/PushServer.ts"
 import { loops as allLoops } from "./index.ts"
-import { Kicks, type Loop, type LoopName, Worker } from "./Loop.ts"
+import { Kicks, type Loop, type LoopName, type Requirements, Worker } from "./Loop.ts"
 
 /** Fails when the worker must stop (restart intensity exceeded): the command exits with code 1. */
 export class Fatal extends Context.Service<Fatal, Deferred.Deferred<never, unknown>>()("recon/loops/Runtime/Fatal") {}
@@ -28,7 +30,7 @@ export const launchUntilFatal = <E>(app: Layer.Layer<never, E, Fatal>) =>
 /** The running worker: its supervisor and loops (tests and the benchmark reach the loop fibers through it). */
 export class WorkerRuntime extends Context.Service<WorkerRuntime, {
   readonly supervisor: Supervisor.Supervisor
-  readonly loops: ReadonlyArray<Loop>
+  readonly loops: ReadonlyArray<Loop<unknown>>
 }>()("recon/loops/Runtime/WorkerRuntime") {}
 
 export interface RuntimeOptions {
@@ -37,21 +39,24 @@ export interface RuntimeOptions {
   readonly backoff?: Supervisor.SupervisorOptions<never>["backoff"]
 }
 
-/** The loops under one supervisor; needs the loop services and the health registry. */
-const supervised = (loops: ReadonlyArray<Loop>, options: RuntimeOptions) =>
+/** The loops under one supervisor; needs the services the loops need and the health registry. */
+const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: RuntimeOptions) =>
   Layer.effect(WorkerRuntime, Effect.gen(function*() {
     const registry = yield* HealthRegistry
     const fatal = yield* Fatal
     const kicks = yield* Kicks
 
-    const child = (loop: Loop) => ({
+    const context = yield* Effect.context<Requirements<L>>()
+    const child = (loop: L) => ({
       name: loop.name,
       run: Effect.scoped(Effect.gen(function*() {
-        const pass = yield* loop.start
+        const pass = yield* (loop.start as Effect.Effect<Effect.Effect<void, unknown>, unknown, Requirements<L>>)
         const actor = yield* Actor.make({
           name: loop.name,
           every: loop.every,
           pass,
+          // DESIGN section 8: a pass still running at the TTL is hung; the loop's fiber exits and is restarted.
+          hungAfter: loop.ttl,
           onSuccess: registry.reportSuccess(loop.name)
         })
         yield* kicks.register(loop.name, actor.kick)
@@ -61,6 +66,7 @@ const supervised = (loops: ReadonlyArray<Loop>, options: RuntimeOptions) =>
         // so readiness is false before anyone can observe the exit.
         Effect.onExit(() => registry.reportExit(loop.name))
       )).pipe(
+        Effect.provideContext(context),
         Effect.annotateLogs({ loop: loop.name })
       )
     })
@@ -81,7 +87,7 @@ const supervised = (loops: ReadonlyArray<Loop>, options: RuntimeOptions) =>
  * (re)subscription all of them are kicked once: changes made while the connection was down
  * would otherwise wait for the schedule.
  */
-const listenForChanges = (loops: ReadonlyArray<Loop>, kicks: Kicks["Service"]) =>
+const listenForChanges = (loops: ReadonlyArray<Loop<unknown>>, kicks: Kicks["Service"]) =>
   Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
     const byTable = new Map<string, Array<LoopName>>()
@@ -102,12 +108,26 @@ const listenForChanges = (loops: ReadonlyArray<Loop>, kicks: Kicks["Service"]) =
     )
   })
 
+/** The clients of the services the worker calls, on the HttpClient of the layer graph. */
+export const clientsLayer = (settings: WorkerSettings) => {
+  const token = settings.callerToken
+  return Layer.mergeAll(
+    WalletClient.layer({ baseUrl: settings.walletUrl, token }),
+    AdminClient.layer({ baseUrl: settings.adminUrl, token })
+  )
+}
+
 /** The worker without its HTTP port: loops, supervisor, health registry, heartbeat file. */
-export const workerCore = (settings: WorkerSettings, loops: ReadonlyArray<Loop> = allLoops, options: RuntimeOptions = {}) =>
+export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
+  settings: WorkerSettings,
+  loops: ReadonlyArray<L> = allLoops as unknown as ReadonlyArray<L>,
+  options: RuntimeOptions = {}
+) =>
   supervised(loops, options).pipe(
     Layer.provideMerge(Heartbeat.layer({ path: settings.heartbeatFile })),
     Layer.provideMerge(HealthRegistry.layer(loops.map((loop) => ({ name: loop.name, ttl: loop.ttl })))),
     Layer.provideMerge(Kicks.layer),
+    Layer.provide(clientsLayer(settings)),
     Layer.provide([Worker.layer(settings), FetchHttpClient.layer, NodeServices.layer])
   )
 

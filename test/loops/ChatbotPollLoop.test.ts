@@ -18,7 +18,10 @@ const OTHER_CHAT = 999
 const settings = (apiUrl: string, enabled = true) => ({
   port: 0,
   heartbeatFile: "/tmp/recon-test.heartbeat",
-  chatbot: { enabled, token: enabled ? TOKEN : undefined, apiUrl, chatIds: [String(OPS_CHAT), String(GROUP_CHAT)] }
+  chatbot: { enabled, token: enabled ? TOKEN : undefined, apiUrl, chatIds: [String(OPS_CHAT), String(GROUP_CHAT)] },
+  walletUrl: "http://127.0.0.1:9",
+  adminUrl: "http://127.0.0.1:9",
+  callerToken: undefined
 })
 
 const loopServices = (url: string, apiUrl: string, kicked: Array<LoopName>, enabled = true) =>

@@ -16,7 +16,10 @@ const iso = (minutesFromNow: number) => at(minutesFromNow).toISOString()
 const settings = {
   port: 0,
   heartbeatFile: "/tmp/recon-test.heartbeat",
-  chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:1", chatIds: [] }
+  chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:1", chatIds: [] },
+  walletUrl: "http://127.0.0.1:9",
+  adminUrl: "http://127.0.0.1:9",
+  callerToken: undefined
 }
 
 const loopServices = (url: string) => servicesOn(url, settings)

@@ -17,6 +17,7 @@ const startWorker = async (databaseUrl: string, heartbeatFile: string) => {
     DATABASE_URL: databaseUrl,
     SVC_PUSH_PORT: String(port),
     SVC_WORKER_HEARTBEAT_FILE: heartbeatFile,
+    SVC_INTERNAL_SERVICE_TOKEN_RECON: "test-recon-token-0123456789",
     LOG_FORMAT: "json",
     LOG_LEVEL: "warn"
   })

@@ -8,6 +8,7 @@ import { TestClock } from "effect/testing"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { loops } from "../../src/loops/index.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { buildWorker, eventually, realWait, register } from "../support/worker.ts"
 
@@ -25,14 +26,15 @@ const query = <A extends object>(db: string, text: string) =>
     return (yield* sql.unsafe(text)) as unknown as ReadonlyArray<A>
   })))
 
-const names = ["pushsvc_listener_supervisor", "sms_id_sync_loop", "phone_whitelist_loop", "missing_sms_sync_loop", "chatbot_poll_loop", "parse_loop"] as const
+// Every loop of the worker, whatever loops are added.
+const names = loops.map((loop) => loop.name)
 
 describe("supervised loops", () => {
   it.live("an interrupted loop makes readiness false in the same tick, is restarted, and readiness returns after its next success", () =>
     Effect.gen(function*() {
       const db = yield* Effect.promise(() => createMigratedDatabase("rt-int"))
       const path = heartbeatPath()
-      const { registry, runtime } = yield* buildWorker(db, path, { backoff: Schedule.spaced("20 millis") })
+      const { registry, runtime } = yield* buildWorker(db, path, { backoff: Schedule.spaced("20 millis"), maxRestarts: names.length }) // one restart of each loop within the intensity window
       yield* eventually("ready", registry.ready)
       for (const name of names) {
         const fiber = Option.getOrThrow(yield* runtime.supervisor.fiber(name))

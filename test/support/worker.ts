@@ -6,7 +6,9 @@ import { formatForwarderContent } from "../../src/domain/SmsText.ts"
 import { signSmsGateway, smsForwarderFormBody } from "../../src/domain/PushFormats.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import { pushRoutes } from "../../src/http/PushServer.ts"
-import { Kicks, type Loop } from "../../src/loops/Loop.ts"
+import type { AdminClient } from "../../src/clients/AdminClient.ts"
+import type { WalletClient } from "../../src/clients/WalletClient.ts"
+import { Kicks, type Loop, type LoopServices } from "../../src/loops/Loop.ts"
 import { Fatal, type RuntimeOptions, WorkerRuntime, workerCore } from "../../src/loops/Runtime.ts"
 import type { WorkerSettings } from "../../src/config/AppConfig.ts"
 import { runSql, sqlLayer } from "./database.ts"
@@ -146,20 +148,28 @@ export const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, 
     }
   })
 
-export const workerSettings = (heartbeatFile: string): WorkerSettings => ({
+export const workerSettings = (heartbeatFile: string, overrides: Partial<WorkerSettings> = {}): WorkerSettings => ({
   port: 0,
   heartbeatFile,
-  chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }
+  chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] },
+  walletUrl: "http://127.0.0.1:9",
+  adminUrl: "http://127.0.0.1:9",
+  callerToken: undefined,
+  ...overrides
 })
 
 /**
  * The worker's loops, supervisor, health registry and heartbeat on a database, built in the
  * caller's scope; `fatal` completes when the supervisor gives up.
  */
-export const buildWorker = (databaseUrl: string, heartbeatFile: string, options: RuntimeOptions & { readonly loops?: ReadonlyArray<Loop> } = {}) =>
+export const buildWorker = (databaseUrl: string, heartbeatFile: string, options: RuntimeOptions & {
+  readonly loops?: ReadonlyArray<Loop<LoopServices | WalletClient | AdminClient>>
+  /** Wallet and admin URLs, token: by default nothing answers (port 9) and no token is set. */
+  readonly settings?: Partial<WorkerSettings>
+} = {}) =>
   Effect.gen(function*() {
     const fatal = yield* Deferred.make<never, unknown>()
-    const context = yield* Layer.build(workerCore(workerSettings(heartbeatFile), options.loops, options).pipe(
+    const context = yield* Layer.build(workerCore(workerSettings(heartbeatFile, options.settings), options.loops, options).pipe(
       Layer.provideMerge(Layer.succeed(Fatal, fatal)),
       Layer.provideMerge(sqlLayer(databaseUrl)),
       Layer.orDie

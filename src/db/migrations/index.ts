@@ -8,6 +8,8 @@ import smsStatusCounts from "./0004_sms_status_counts.ts"
 import worker from "./0005_worker.ts"
 import adminSessions from "./0006_admin_sessions.ts"
 import parse from "./0007_parse.ts"
+import walletConstraints from "./0008_wallet_constraints.ts"
+import orderMatch from "./0009_order_match.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -16,5 +18,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 4, name: "sms_status_counts", statements: smsStatusCounts },
   { id: 5, name: "worker", statements: worker },
   { id: 6, name: "admin_sessions", statements: adminSessions },
-  { id: 7, name: "parse", statements: parse }
+  { id: 7, name: "parse", statements: parse },
+  { id: 8, name: "wallet_constraints", statements: walletConstraints },
+  { id: 9, name: "order_match", statements: orderMatch }
 ]

@@ -1,0 +1,49 @@
+// wallet_service (DESIGN section 7): the wallet API behind the recon caller's token and the public
+// GET /health, on one port, with the envelope, middleware and error mapping of recon_service.
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { createServer } from "node:http"
+import type { WalletSettings } from "../config/AppConfig.ts"
+import { orAway, ReconStore } from "../db/ReconStore.ts"
+import { WalletStore } from "../db/WalletStore.ts"
+import { fail, ok } from "./Envelope.ts"
+import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
+import { HealthRoute } from "./ReconServer.ts"
+import { CallerAuthLive } from "./TokenAuth.ts"
+import { WalletApi } from "./WalletApi.ts"
+
+const walletHandlers = HttpApiBuilder.group(WalletApi, "wallet", Effect.fn(function*(handlers) {
+  const store = yield* WalletStore
+  return handlers
+    .handle("agree", ({ payload }) =>
+      orAway(store.agree(payload.deposit_id, payload.sms_id ?? null)).pipe(
+        Effect.map(({ depositId, replayed }) => ok({ deposit_id: depositId, status: "approved" as const, replayed })),
+        Effect.catchTags({
+          DepositNotFound: (e) => Effect.fail(fail(404, `deposit ${e.depositId} not found`)),
+          AgreeConflict: (e) => Effect.fail(fail(409, e.detail))
+        })
+      ))
+    .handle("balance", ({ query }) =>
+      orAway(store.balance(query.player_id)).pipe(
+        Effect.map((balance) => ok({ player_id: query.player_id, balance })),
+        Effect.catchTag("PlayerNotFound", (e) => Effect.fail(fail(404, `player ${e.playerId} not found`)))
+      ))
+}))
+
+/** The routes of wallet_service, given a SqlClient (tests serve them on port 0). */
+export const walletRoutes = (settings: WalletSettings) =>
+  Layer.mergeAll(
+    HttpApiBuilder.layer(WalletApi).pipe(
+      Layer.provide(walletHandlers),
+      Layer.provide(CallerAuthLive(settings.tokens.accepted))
+    ),
+    HealthRoute,
+    EnvelopeMiddleware
+  ).pipe(Layer.provide([WalletStore.layer, ReconStore.layer]))
+
+export const WalletServerLive = (settings: WalletSettings) =>
+  HttpRouter.serve(walletRoutes(settings)).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port: settings.port }))
+  )

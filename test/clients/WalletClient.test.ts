@@ -1,0 +1,133 @@
+// WalletClient against a real wallet_service on loopback (and stand-ins for what a real one can't
+// be made to do): each typed outcome, the token sent as the header and never shown, the timeout
+// under TestClock, and the HttpClient taken from the layer graph.
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Redacted } from "effect"
+import { FetchHttpClient, HttpClient } from "effect/http"
+import { TestClock } from "effect/testing"
+import { type AgreeOutcome, WalletClient, type WalletClientOptions } from "../../src/clients/WalletClient.ts"
+import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { createMigratedDatabase } from "../support/database.ts"
+import { callLog, json, serveLoopback } from "../support/fakeServer.ts"
+import { ADMIN_TOKEN, RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
+import { createDeposit, startWallet, walletState } from "../support/wallet.ts"
+
+let db: string
+let wallet: Running
+let recon: Running
+beforeAll(async () => {
+  db = await createMigratedDatabase("wallet_client")
+  wallet = await startWallet(db)
+  recon = await startRecon(db)
+})
+afterAll(async () => {
+  await wallet.close()
+  await recon.close()
+})
+
+const token = Redacted.make(RECON_TOKEN)
+
+/** One agree call through a client built with `options`, on the fetch HttpClient. */
+const agreeWith = (options: WalletClientOptions, input: { depositId: number; smsId: number }) =>
+  Effect.gen(function*() {
+    const client = yield* WalletClient
+    return yield* client.agree(input)
+  }).pipe(Effect.provide(WalletClient.layer(options).pipe(Layer.provide(FetchHttpClient.layer))))
+
+const unavailable = (outcome: AgreeOutcome): string => {
+  assert.strictEqual(outcome._tag, "Unavailable", JSON.stringify(outcome))
+  const reason = (outcome as { reason: string }).reason
+  assert.notInclude(reason, RECON_TOKEN)
+  assert.notInclude(reason, "127.0.0.1")
+  return reason
+}
+
+describe("WalletClient against wallet_service", () => {
+  it.effect("Approved, then Replayed for the same SMS; the deposit credited once", () =>
+    Effect.gen(function*() {
+      const { depositId } = yield* Effect.promise(() => createDeposit(db, "Client Kim", "700"))
+      const options = { baseUrl: wallet.url, token }
+      assert.deepStrictEqual(yield* agreeWith(options, { depositId, smsId: 7 }), { _tag: "Approved", depositId })
+      assert.deepStrictEqual(yield* agreeWith(options, { depositId, smsId: 7 }), { _tag: "Replayed", depositId })
+      const state = yield* Effect.promise(() => walletState(db, depositId))
+      assert.deepStrictEqual([state.status, state.ledger.length, state.balance], ["approved", 1, "700.00"])
+    }))
+
+  it.effect("Conflict (409) and NotFound (404) carry the wallet's detail", () =>
+    Effect.gen(function*() {
+      const { depositId } = yield* Effect.promise(() => createDeposit(db, "Client Lee", "800"))
+      const options = { baseUrl: wallet.url, token }
+      assert.strictEqual((yield* agreeWith(options, { depositId, smsId: 8 }))._tag, "Approved")
+      assert.deepStrictEqual(yield* agreeWith(options, { depositId, smsId: 9 }), {
+        _tag: "Conflict", detail: `deposit ${depositId} was approved with another SMS`
+      })
+      assert.deepStrictEqual(yield* agreeWith(options, { depositId: 888_888, smsId: 10 }), { _tag: "NotFound", detail: "deposit 888888 not found" })
+    }))
+
+  it.effect("Unavailable: the wrong caller's token (401), no token at all (no request), a URL without the route", () =>
+    Effect.gen(function*() {
+      const { depositId } = yield* Effect.promise(() => createDeposit(db, "Client Park", "900"))
+      const input = { depositId, smsId: 11 }
+      assert.strictEqual(unavailable(yield* agreeWith({ baseUrl: wallet.url, token: Redacted.make(ADMIN_TOKEN) }, input)), "wallet_service answered 401 unauthorized")
+      const log = callLog<string>()
+      const recording = yield* serveLoopback((req, res) => (log.record(req.url ?? ""), json(res, 500, {})))
+      assert.strictEqual(unavailable(yield* agreeWith({ baseUrl: recording, token: undefined }, input)), "no caller token is configured for wallet_service")
+      assert.deepStrictEqual(log.calls, [])
+      // recon_service has no such route: a wrong WALLET_SERVICE_URL, not an unknown deposit.
+      assert.strictEqual(unavailable(yield* agreeWith({ baseUrl: recon.url, token }, input)), "wallet_service has no agree route at this URL")
+      assert.strictEqual((yield* Effect.promise(() => walletState(db, depositId))).status, "pending")
+    }).pipe(Effect.scoped))
+
+  it.effect("Unavailable: refused connection, 5xx envelope, an HTML 502, a body out of contract", () =>
+    Effect.gen(function*() {
+      const closed = `http://127.0.0.1:${yield* Effect.promise(() => freePort())}`
+      const input = { depositId: 1, smsId: 1 }
+      assert.strictEqual(unavailable(yield* agreeWith({ baseUrl: closed, token }, input)), "wallet_service is unreachable")
+      const answers: Record<string, (res: Parameters<typeof json>[0]) => void> = {
+        "/500": (res) => json(res, 500, { status: 500, msg: "internal_error", data: null }),
+        "/503": (res) => json(res, 503, { status: 503, msg: "unavailable", data: { detail: "the database is unreachable", issues: [] } }),
+        "/502": (res) => res.writeHead(502, { "content-type": "text/html" }).end("<html>bad gateway</html>"),
+        "/odd": (res) => json(res, 200, { status: 200, msg: "success", data: { deposit_id: "1", status: "maybe" } })
+      }
+      const base = yield* serveLoopback((req, res) => answers[req.url!.split("/internal")[0]!]!(res))
+      const reasons: Array<string> = []
+      for (const path of Object.keys(answers)) reasons.push(unavailable(yield* agreeWith({ baseUrl: `${base}${path}`, token }, input)))
+      assert.deepStrictEqual(reasons, [
+        "wallet_service answered 500 internal_error",
+        "wallet_service answered 503 unavailable",
+        "wallet_service answered HTTP 502",
+        "wallet_service gave an unexpected answer"
+      ])
+    }).pipe(Effect.scoped))
+
+  it.effect("Unavailable after the timeout (5 s by default) when the wallet never answers", () =>
+    Effect.gen(function*() {
+      const log = callLog<string>()
+      const base = yield* serveLoopback((req) => log.record(req.url ?? "")) // never answers
+      const fiber = yield* Effect.forkChild(agreeWith({ baseUrl: base, token }, { depositId: 1, smsId: 1 }))
+      yield* log.arrived(1)
+      yield* TestClock.adjust("4999 millis")
+      assert.isUndefined(fiber.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(unavailable(yield* Fiber.join(fiber)), "wallet_service did not answer within 5s")
+      const short = yield* Effect.forkChild(agreeWith({ baseUrl: base, token, timeout: "200 millis" }, { depositId: 1, smsId: 1 }))
+      yield* log.arrived(2)
+      yield* TestClock.adjust("200 millis")
+      assert.strictEqual(unavailable(yield* Fiber.join(short)), "wallet_service did not answer within 200ms")
+    }).pipe(Effect.scoped))
+
+  it.effect("takes the HttpClient from the layer graph: a test's client sees the request and its token header", () =>
+    Effect.gen(function*() {
+      const seen: Array<{ url: string; token: string | undefined }> = []
+      const recording = Layer.effect(HttpClient.HttpClient, Effect.map(HttpClient.HttpClient, (client) =>
+        HttpClient.tapRequest(client, (request) =>
+          Effect.sync(() => seen.push({ url: request.url, token: request.headers["x-internal-service-token"] })))
+      )).pipe(Layer.provide(FetchHttpClient.layer))
+      const { depositId } = yield* Effect.promise(() => createDeposit(db, "Client Graph", "10"))
+      const outcome = yield* Effect.gen(function*() {
+        return yield* (yield* WalletClient).agree({ depositId, smsId: 12 })
+      }).pipe(Effect.provide(WalletClient.layer({ baseUrl: wallet.url, token }).pipe(Layer.provide(recording))))
+      assert.deepStrictEqual(outcome, { _tag: "Approved", depositId })
+      assert.deepStrictEqual(seen, [{ url: "/internal/wallet/deposit/agree", token: RECON_TOKEN }])
+    }))
+})
