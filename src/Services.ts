@@ -1,10 +1,11 @@
 // Composition of the service commands: configuration, database, migrations, servers and loops.
 import { Effect, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.ts"
-import { readAdminSettings, readDatabaseUrl, readLogSettings, readReconSettings, readWorkerSettings, withDevTokens } from "./config/AppConfig.ts"
+import { readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWorkerSettings, withDevTokens } from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
 import { DatabaseLive, DatabaseUrl } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
+import { listenUrl } from "./http/NodeServer.ts"
 import { ReconServerLive } from "./http/ReconServer.ts"
 import { launchUntilFatal, WorkerLive } from "./loops/Runtime.ts"
 
@@ -27,6 +28,8 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     const worker = runs("worker") ? readWorkerSettings(config) : undefined
     return {
       databaseUrl: readDatabaseUrl(config),
+      // `all` is a developer's machine: loopback; a single service runs in a container: every interface.
+      http: readHttpSettings(config, command === "all" ? "loopback" : "all"),
       recon,
       worker,
       // `all` wires admin to the recon and worker ports of the same process.
@@ -43,24 +46,25 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     }).pipe(Effect.provide(DatabaseLive(settings.databaseUrl)), Effect.scoped), env)
   }
 
-  const { recon, worker, admin } = settings
+  const { recon, worker, admin, http } = settings
+  const at = (port: number) => `${listenUrl(http.host, port)}${http.host === undefined ? " (all interfaces)" : ""}`
   const announce = Layer.effectDiscard(Effect.gen(function*() {
     const db = yield* DatabaseUrl
     const lines = [
-      ...(recon ? [`recon_service    http://127.0.0.1:${recon.port}  (GET /health, POST /internal/recon/*)`] : []),
+      ...(recon ? [`recon_service    ${at(recon.port)}  (GET /health, POST /internal/recon/*)`] : []),
       ...(worker
-        ? [`recon_worker     http://127.0.0.1:${worker.port}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
+        ? [`recon_worker     ${at(worker.port)}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
         : []),
-      ...(admin ? [`admin_service    http://127.0.0.1:${admin.port}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
+      ...(admin ? [`admin_service    ${at(admin.port)}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
       `database         ${db.embedded ? "embedded PostgreSQL (.data/pg)" : "DATABASE_URL"}`,
       ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`)
     ]
     console.log(lines.join("\n"))
   }))
   const app = Layer.mergeAll(
-    recon ? ReconServerLive(recon) : Layer.empty,
-    worker ? WorkerLive(worker) : Layer.empty,
-    admin ? AdminServerLive(admin) : Layer.empty,
+    recon ? ReconServerLive(recon, http) : Layer.empty,
+    worker ? WorkerLive(worker, http) : Layer.empty,
+    admin ? AdminServerLive(admin, http) : Layer.empty,
     announce
   ).pipe(
     Layer.provide(Migrated),

@@ -1,14 +1,13 @@
 // admin_service (DESIGN section 7): the admin API, the top-info websocket and the dashboard on one
 // port. Everything else, the removed compatibility paths included, is the unknown-route 404.
-import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { HttpRouter, type HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { createServer } from "node:http"
 import { ReconClient } from "../clients/ReconClient.ts"
-import type { AdminSettings } from "../config/AppConfig.ts"
+import type { AdminSettings, HttpSettings } from "../config/AppConfig.ts"
 import { AdminStore } from "../db/AdminStore.ts"
 import { EnvelopeMiddleware } from "../http/EnvelopeMiddleware.ts"
+import { nodeServer } from "../http/NodeServer.ts"
 import { CallerAuthLive } from "../http/TokenAuth.ts"
 import { AdminApi } from "./AdminApi.ts"
 import { JsonBodyLive, OperatorAuthLive } from "./AdminAuth.ts"
@@ -71,12 +70,8 @@ export const adminServer = <ROut, E>(
 }
 
 /** The Node server admin listens with; `port` 0 picks a free one (tests). */
-export const adminListener = (port: number, host?: string) =>
-  NodeHttpServer.layer(createServer, {
-    port,
-    ...(host === undefined ? {} : { host }),
-    // Clients only listen; a large frame from one is refused rather than buffered.
-    websocket: { maxPayload: 16 * 1024 }
-  })
+export const adminListener = (port: number, http: HttpSettings) =>
+  // Clients only listen; a large frame from one is refused rather than buffered.
+  nodeServer(port, http, { websocket: { maxPayload: 16 * 1024 } })
 
-export const AdminServerLive = (settings: AdminSettings) => adminServer(settings, adminListener(settings.port))
+export const AdminServerLive = (settings: AdminSettings, http: HttpSettings) => adminServer(settings, adminListener(settings.port, http))

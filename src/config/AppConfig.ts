@@ -1,6 +1,7 @@
 // Reads and checks the configuration of DESIGN section 3. Every command checks its keys before
 // it does anything; each problem is one line naming the key (never a secret's value).
 import { randomBytes } from "node:crypto"
+import { isIP } from "node:net"
 
 export type Env = Readonly<Record<string, string | undefined>>
 export type Caller = "admin" | "recon"
@@ -235,4 +236,52 @@ export const withDevTokens = (env: Env): { readonly env: Env; readonly generated
     [tokenKeys.recon]: `dev-recon-${randomBytes(18).toString("base64url")}`
   }
   return { env: { ...env, ...generated }, generated }
+}
+
+export interface HttpSettings {
+  /** The address every server binds; undefined: all interfaces (IPv6 and IPv4, Node's default). */
+  readonly host: string | undefined
+  /** A connection must have sent a request's headers this long after it opened or began them. */
+  readonly headersTimeoutMs: number
+  /** The whole request, body included, must have arrived within this. */
+  readonly requestTimeoutMs: number
+  /** A keep-alive connection idle this long between requests is closed. */
+  readonly keepAliveTimeoutMs: number
+  /** Connections one server holds at once; the oldest idle one makes room for a new one. */
+  readonly maxConnections: number
+}
+
+export const BIND_HOST_KEY = "SVC_BIND_HOST"
+
+/**
+ * The servers' bind address and connection limits. `all` (a developer's machine) binds loopback
+ * by default, the single-service commands (containers) every interface.
+ */
+export const readHttpSettings = (config: ConfigReader, defaultHost: "loopback" | "all"): HttpSettings => {
+  const raw = config.string(BIND_HOST_KEY)
+  const valid = raw === undefined || raw === "*" || raw === "localhost" || isIP(raw) !== 0
+  if (!valid) config.problem(`${BIND_HOST_KEY}: expected an IP address, "localhost" or "*" (all interfaces), got "${raw}"`)
+  const host = raw === undefined || !valid ? (defaultHost === "loopback" ? "127.0.0.1" : undefined) : raw === "*" ? undefined : raw
+  const int = (key: string, fallback: number, min: number, max: number): number => {
+    const value = config.string(key)
+    if (value === undefined) return fallback
+    const n = Number(value)
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      config.problem(`${key}: expected a whole number from ${min} to ${max}, got "${value}"`)
+      return fallback
+    }
+    return n
+  }
+  const headersTimeoutMs = int("SVC_HTTP_HEADERS_TIMEOUT_MS", 10_000, 10, 600_000)
+  const requestTimeoutMs = int("SVC_HTTP_REQUEST_TIMEOUT_MS", 30_000, 10, 3_600_000)
+  if (headersTimeoutMs > requestTimeoutMs) {
+    config.problem("SVC_HTTP_HEADERS_TIMEOUT_MS: must not exceed SVC_HTTP_REQUEST_TIMEOUT_MS")
+  }
+  return {
+    host,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: int("SVC_HTTP_KEEPALIVE_TIMEOUT_MS", 5_000, 10, 600_000),
+    maxConnections: int("SVC_HTTP_MAX_CONNECTIONS", 1_024, 2, 1_000_000)
+  }
 }

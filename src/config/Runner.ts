@@ -3,6 +3,7 @@
 // in-flight work bounded to 10 s), and exit 1 when the program itself gives up.
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, Logger, References } from "effect"
+import { beginStopping } from "../health/Stopping.ts"
 import { ConfigProblems, ConfigReader, type Env, type LogSettings, readLogSettings } from "./AppConfig.ts"
 
 const levels = {
@@ -38,6 +39,8 @@ export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = pro
   const onSignal = () => {
     if (stopping) return
     stopping = true
+    // Readiness false and the doors closed before any other step of the shutdown.
+    beginStopping()
     // In-flight work gets 10 s; past that the process goes anyway.
     setTimeout(() => process.exit(0), 10_000).unref()
   }

@@ -1,9 +1,8 @@
 // The worker's port (SVC_PUSH_PORT): the push webhook of both forwarders (PUSH_PROTOCOL.md), and
 // the liveness and readiness probes (DESIGN section 8).
-import { NodeHttpServer } from "@effect/platform-node"
 import { Clock, DateTime, Effect, Layer, Option, Result } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { createServer } from "node:http"
+import type { HttpSettings } from "../config/AppConfig.ts"
 import { type ActiveRegistration, IngestStore } from "../db/IngestStore.ts"
 import { decodePush } from "../domain/PushFormats.ts"
 import { toHeartbeatJson } from "../health/Heartbeat.ts"
@@ -12,6 +11,7 @@ import { Kicks } from "../loops/Loop.ts"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
 import { fail, ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
+import { nodeServer } from "./NodeServer.ts"
 
 /**
  * How long an enabled registration found is trusted without asking again: forwarders post in
@@ -86,9 +86,9 @@ const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
 /** The routes of the worker's port, given the ingest store, the kicks and the health registry. */
 export const pushRoutes = Layer.mergeAll(PushRoute, HealthRoutes, EnvelopeMiddleware)
 
-export const PushServerLive = (port: number) =>
+export const PushServerLive = (port: number, http: HttpSettings) =>
   // Per-request access logs and spans would cost more than the ingest at thousands of SMS a second.
   HttpRouter.serve(pushRoutes, { disableLogger: true }).pipe(
     Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)),
-    Layer.provide(NodeHttpServer.layer(createServer, { port }))
+    Layer.provide(nodeServer(port, http))
   )

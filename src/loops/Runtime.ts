@@ -6,7 +6,7 @@ import { Cause, Context, Deferred, Effect, Layer, Queue, Schedule } from "effect
 import { FetchHttpClient } from "effect/http"
 import * as Actor from "../actors/Actor.ts"
 import * as Supervisor from "../actors/Supervisor.ts"
-import type { WorkerSettings } from "../config/AppConfig.ts"
+import type { HttpSettings, WorkerSettings } from "../config/AppConfig.ts"
 import { IngestStore } from "../db/IngestStore.ts"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
 import * as Heartbeat from "../health/Heartbeat.ts"
@@ -112,8 +112,8 @@ export const workerCore = (settings: WorkerSettings, loops: ReadonlyArray<Loop> 
   )
 
 /** `worker`: the core, the push/health port, and exit 1 once the supervisor gives up. */
-export const WorkerLive = (settings: WorkerSettings) =>
-  PushServerLive(settings.port).pipe(
+export const WorkerLive = (settings: WorkerSettings, http: HttpSettings) =>
+  PushServerLive(settings.port, http).pipe(
     Layer.provideMerge(workerCore(settings)),
     Layer.provide(IngestStore.layer)
   )
