@@ -3,6 +3,7 @@
 // HTTP status. Pure: the clock and the registration's secret are passed in.
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { DateTime, Redacted, Result, Schema } from "effect"
+import { PgIsoTime, PgString } from "./PgValues.ts"
 import type { PushFormat } from "./Records.ts"
 import { normalizePhone } from "./Phone.ts"
 import { normalizeLineBreaks, parseForwarderContent } from "./SmsText.ts"
@@ -238,7 +239,7 @@ export const decodePush = (
 // SmsForwarder
 // ---------------------------------------------------------------------------------------------
 
-const OptionalText = Schema.optionalKey(Schema.NullOr(Schema.String))
+const OptionalText = Schema.optionalKey(Schema.NullOr(PgString))
 
 // A form carries the timestamp as text; a custom JSON template may put it in bare (a number).
 const Timestamp = Schema.Union([
@@ -246,8 +247,9 @@ const Timestamp = Schema.Union([
   Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 ])
 
-const SmsForwarderBody = Schema.Struct({
-  from: Schema.String,
+/** SmsForwarder's fields (form or JSON); every string one PostgreSQL can hold. */
+export const SmsForwarderBody = Schema.Struct({
+  from: PgString,
   content: OptionalText,
   org_content: OptionalText,
   timestamp: Schema.optionalKey(Schema.NullOr(Timestamp)),
@@ -344,8 +346,9 @@ export const smsForwarderFormBody = (input: {
 // SMS Gateway for Android
 // ---------------------------------------------------------------------------------------------
 
-const SmsGatewayEnvelope = Schema.Struct({
-  event: Schema.String,
+/** SMS Gateway's webhook envelope. */
+export const SmsGatewayEnvelope = Schema.Struct({
+  event: PgString,
   deviceId: OptionalText,
   id: OptionalText,
   webhookId: OptionalText,
@@ -354,13 +357,13 @@ const SmsGatewayEnvelope = Schema.Struct({
 
 // `phoneNumber` is the sender in every version; newer ones also send `sender` (and deprecate
 // `phoneNumber`), so either is accepted.
-const SmsReceivedPayload = Schema.Struct({
-  messageId: Schema.NonEmptyString,
-  message: Schema.String,
+export const SmsReceivedPayload = Schema.Struct({
+  messageId: PgString.check(Schema.isMinLength(1)),
+  message: PgString,
   phoneNumber: OptionalText,
   sender: OptionalText,
   simNumber: Schema.optionalKey(Schema.NullOr(Schema.Int)),
-  receivedAt: Schema.DateTimeUtcFromString
+  receivedAt: PgIsoTime
 })
 
 const decodeEnvelope = Schema.decodeUnknownResult(SmsGatewayEnvelope)
@@ -426,7 +429,7 @@ export const decodeSmsGatewayJson = (
     sender,
     senderNormalized: normalizePhone(sender),
     text: normalizeLineBreaks(sms.message),
-    receivedAt: sms.receivedAt,
+    receivedAt: DateTime.makeUnsafe(Date.parse(sms.receivedAt)),
     remoteId: sms.messageId,
     simSlot: sms.simNumber ?? undefined,
     remoteDeviceId: deviceId ?? undefined

@@ -12,6 +12,7 @@ import { MAX_BODY_BYTES } from "./CallerAuth.ts"
 import { fail, ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
 import { nodeServer } from "./NodeServer.ts"
+import { DeviceIdPattern } from "./ReconApi.ts"
 
 /**
  * How long an enabled registration found is trusted without asking again: forwarders post in
@@ -41,6 +42,8 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
       return yield* fail(413, `the body is over ${MAX_BODY_BYTES} bytes`)
     }
+    // No registration can have another id (the schema of add_device); it would not reach the database.
+    if (!DeviceIdPattern.test(deviceId)) return yield* fail(400, "the device id is not one a registration can have")
     const registration = yield* activeRegistration(deviceId)
     if (Option.isNone(registration)) return yield* fail(404, `no enabled registration for device ${deviceId}`)
     const body = new Uint8Array(yield* request.arrayBuffer)
@@ -56,8 +59,6 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     }
     const push = decoded.success
     if (push._tag === "Ignored") return HttpServerResponse.jsonUnsafe(ok({ ignored: true, event: push.event }))
-    // PostgreSQL text cannot hold U+0000: refuse it here rather than fail the database statement.
-    if (push.text.includes("\u0000") || push.sender.includes("\u0000")) return yield* fail(400, "the SMS contains a NUL character")
     // Answered only after the commit: a forwarder that sees 200 may forget the SMS.
     const stored = yield* store.ingestShared({
       deviceId,
