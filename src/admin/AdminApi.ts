@@ -62,7 +62,8 @@ export class AuthGroup extends HttpApiGroup.make("auth").add(
       password: PgString.check(Schema.isMinLength(1), Schema.isMaxLength(1024))
     }),
     success: Ok(Schema.Struct({ token: Schema.String })),
-    error: ErrorEnvelopes
+    // 429 with Retry-After: too many attempts for the account or the address (SignInLimits).
+    error: [...ErrorEnvelopes, errorEnvelope(429)]
   })
 ).middleware(JsonBody) {}
 

@@ -15,6 +15,7 @@ import { adminHandlers } from "./AdminHandlers.ts"
 import { DashboardRoute } from "./Dashboard.ts"
 import { Operators } from "./Operators.ts"
 import { SessionTokens } from "./SessionTokens.ts"
+import { SignInLimits } from "./SignInLimits.ts"
 import { TopInfo } from "./TopInfo.ts"
 import { TopInfoFeed } from "./TopInfoFeed.ts"
 import { TopInfoSocketRoute } from "./TopInfoSocket.ts"
@@ -23,7 +24,8 @@ import { WorkerHealth } from "./WorkerHealth.ts"
 /** What the routes run on: the feed, the counters, the clients and the session keys (given a SqlClient). */
 const adminServices = (settings: AdminSettings) =>
   TopInfoFeed.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(TopInfo.layer, WorkerHealth.layer(settings.workerHealthUrl), Operators.layer)),
+    Layer.provideMerge(Layer.mergeAll(TopInfo.layer, WorkerHealth.layer(settings.workerHealthUrl),
+      Operators.layer.pipe(Layer.provide(SignInLimits.layer(settings.signInLimits))))),
     Layer.provideMerge(Layer.mergeAll(
       ReconClient.layer({ baseUrl: settings.reconUrl, token: settings.reconToken }),
       SessionTokens.layer

@@ -2,6 +2,7 @@
 // it does anything; each problem is one line naming the key (never a secret's value).
 import { randomBytes } from "node:crypto"
 import { isIP } from "node:net"
+import { defaultSignInLimits, type SignInLimitSettings } from "../admin/SignInLimits.ts"
 
 export type Env = Readonly<Record<string, string | undefined>>
 export type Caller = "admin" | "recon"
@@ -53,6 +54,16 @@ export class ConfigReader {
       return undefined
     }
     return raw
+  }
+  int(key: string, fallback: number, min: number, max: number): number {
+    const raw = this.string(key)
+    if (raw === undefined) return fallback
+    const n = Number(raw)
+    if (!/^\d+$/.test(raw) || n < min || n > max) {
+      this.problem(`${key}: expected a whole number from ${min} to ${max}, got "${raw}"`)
+      return fallback
+    }
+    return n
   }
   oneOf<const T extends string>(key: string, values: ReadonlyArray<T>, fallback: T): T {
     const raw = this.string(key)
@@ -209,6 +220,8 @@ export interface AdminSettings {
   readonly reconToken: string
   /** The worker's push/health port, for the dashboard's loop health. */
   readonly workerHealthUrl: string | undefined
+  /** Sign-in attempts per account and per address within 15 minutes. */
+  readonly signInLimits: SignInLimitSettings
 }
 
 /** `local` fills in the URLs of the services `all` runs in the same process. */
@@ -223,7 +236,12 @@ export const readAdminSettings = (config: ConfigReader, local?: { readonly recon
     syncTokens: readTokenPolicy(config, "recon"),
     reconUrl: (reconUrl ?? "").replace(/\/+$/, ""),
     reconToken: readCallerToken(config, "admin") ?? "",
-    workerHealthUrl: workerHealthUrl?.replace(/\/+$/, "")
+    workerHealthUrl: workerHealthUrl?.replace(/\/+$/, ""),
+    signInLimits: {
+      ...defaultSignInLimits,
+      perAccount: config.int("SVC_ADMIN_SIGNIN_MAX_PER_ACCOUNT", defaultSignInLimits.perAccount, 1, 1_000_000),
+      perAddress: config.int("SVC_ADMIN_SIGNIN_MAX_PER_ADDRESS", defaultSignInLimits.perAddress, 1, 1_000_000)
+    }
   }
 }
 
@@ -262,16 +280,7 @@ export const readHttpSettings = (config: ConfigReader, defaultHost: "loopback" |
   const valid = raw === undefined || raw === "*" || raw === "localhost" || isIP(raw) !== 0
   if (!valid) config.problem(`${BIND_HOST_KEY}: expected an IP address, "localhost" or "*" (all interfaces), got "${raw}"`)
   const host = raw === undefined || !valid ? (defaultHost === "loopback" ? "127.0.0.1" : undefined) : raw === "*" ? undefined : raw
-  const int = (key: string, fallback: number, min: number, max: number): number => {
-    const value = config.string(key)
-    if (value === undefined) return fallback
-    const n = Number(value)
-    if (!/^\d+$/.test(value) || n < min || n > max) {
-      config.problem(`${key}: expected a whole number from ${min} to ${max}, got "${value}"`)
-      return fallback
-    }
-    return n
-  }
+  const int = config.int.bind(config)
   const headersTimeoutMs = int("SVC_HTTP_HEADERS_TIMEOUT_MS", 10_000, 10, 600_000)
   const requestTimeoutMs = int("SVC_HTTP_REQUEST_TIMEOUT_MS", 30_000, 10, 3_600_000)
   if (headersTimeoutMs > requestTimeoutMs) {

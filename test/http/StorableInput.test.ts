@@ -74,9 +74,9 @@ interface Case {
 }
 
 /** For every POST endpoint with a payload: its base payload and one case per bad value of each field. */
-const casesOf = (api: HttpApi.Any): Array<Case> => {
+const casesOf = (api: typeof ReconApi | typeof AdminApi): Array<Case> => {
   const cases: Array<Case> = []
-  HttpApi.reflect(api as HttpApi.HttpApi<string, any>, {
+  HttpApi.reflect(api as unknown as Parameters<typeof HttpApi.reflect>[0], {
     onGroup: () => {},
     onEndpoint: ({ endpoint }) => {
       const schema = [...endpoint.payload.values()][0]?.schemas[0]
@@ -169,7 +169,7 @@ describe("the push port", () => {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body)
-    }).then(async (response) => ({ http: response.status, body: await response.json() }))
+    }).then(async (response) => ({ http: response.status, body: await response.json() as any }))
 
   const forwarderBase = () => ({ from: "15889999", content: "hello", org_content: "hello", sign: "x", card_slot: "SIM1", timestamp: String(Date.now()) })
   const gatewayBase = (i: number) => ({
