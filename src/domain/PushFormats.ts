@@ -29,6 +29,11 @@ export interface IncomingSms {
   readonly simSlot?: number | undefined
   /** SMS Gateway's `deviceId` (its id for the phone, not ours). */
   readonly remoteDeviceId?: string | undefined
+  /**
+   * SmsForwarder's verified `sign` (canonical Base64), with the milliseconds its freshness ends
+   * at. It covers only the timestamp, not the message: the endpoint refuses it with another message.
+   */
+  readonly signature?: { readonly sign: string; readonly expiresAtMillis: number } | undefined
 }
 
 /** A well-formed, authentic request that carries no SMS (another SMS Gateway event): answer 200. */
@@ -293,6 +298,7 @@ export const decodeSmsForwarderFields = (
   const fresh = timestamp !== undefined && Math.abs(now - Number(timestamp)) <= maxSkew
 
   const secret = secretOf(options)
+  let signature: IncomingSms["signature"]
   if (secret !== undefined) {
     const sign = body.sign ?? ""
     if (sign.trim() === "") return Result.fail(unauthorized("signature_missing", "`sign` is required"))
@@ -302,6 +308,7 @@ export const decodeSmsForwarderFields = (
       return Result.fail(unauthorized("signature_invalid", "`sign` does not match"))
     }
     if (!fresh) return Result.fail(unauthorized("signature_stale", "`timestamp` is more than an hour from now"))
+    signature = { sign: given, expiresAtMillis: Number(timestamp) + maxSkew }
   }
 
   const wrapper = content === undefined ? undefined : parseForwarderContent(content, sender)
@@ -315,7 +322,8 @@ export const decodeSmsForwarderFields = (
     receivedAt: DateTime.makeUnsafe(fresh ? Number(timestamp) : now),
     remoteId: undefined,
     simSlot: simSlotOf(body.card_slot) ?? wrapper?.simSlot,
-    remoteDeviceId: undefined
+    remoteDeviceId: undefined,
+    signature
   })
 }
 

@@ -1,5 +1,6 @@
 // The worker's port (SVC_PUSH_PORT): the push webhook of both forwarders (PUSH_PROTOCOL.md), and
 // the liveness and readiness probes (DESIGN section 8).
+import { createHash } from "node:crypto"
 import { Clock, DateTime, Effect, Layer, Option, Result } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpSettings } from "../config/AppConfig.ts"
@@ -21,10 +22,14 @@ import { DeviceIdPattern } from "./ReconApi.ts"
  */
 export const REGISTRATION_CACHE_MILLIS = 1000
 
+/** How often a worker deletes the SmsForwarder signatures past their freshness. */
+const SIGNATURE_PRUNE_MILLIS = 60_000
+
 const PushRoute = Layer.unwrap(Effect.gen(function*() {
   const store = yield* IngestStore
   const kicks = yield* Kicks
   const cache = new Map<string, { readonly registration: ActiveRegistration; readonly until: number }>()
+  let lastPrune = 0
   const activeRegistration = (deviceId: string) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -59,6 +64,19 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     }
     const push = decoded.success
     if (push._tag === "Ignored") return HttpServerResponse.jsonUnsafe(ok({ ignored: true, event: push.event }))
+    if (push.signature !== undefined) {
+      const now = yield* Clock.currentTimeMillis
+      if (now - lastPrune > SIGNATURE_PRUNE_MILLIS) {
+        lastPrune = now
+        yield* store.pruneSignatures
+      }
+      const digest = createHash("sha256").update(`${push.sender}\u0000${push.text}`).digest("base64")
+      const seen = yield* store.rememberSignature(deviceId, push.signature.sign, digest, DateTime.makeUnsafe(push.signature.expiresAtMillis))
+      if (seen === "other") {
+        yield* Effect.logWarning(`push for ${deviceId} refused: a signature already used for another message (a replay)`)
+        return yield* fail(401, "`sign` was already used with another message")
+      }
+    }
     // Answered only after the commit: a forwarder that sees 200 may forget the SMS.
     const stored = yield* store.ingestShared({
       deviceId,
