@@ -2,11 +2,12 @@
 import { Effect, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.ts"
 import {
-  readAdminSettings, readDatabaseUrl, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
+  readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
 } from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
 import { DatabaseLive, DatabaseUrl } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
+import { listenUrl } from "./http/NodeServer.ts"
 import { ReconServerLive } from "./http/ReconServer.ts"
 import { WalletServerLive } from "./http/WalletServer.ts"
 import { launchUntilFatal, WorkerLive } from "./loops/Runtime.ts"
@@ -39,6 +40,8 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     const wallet = runs("wallet") ? readWalletSettings(config) : undefined
     return {
       databaseUrl: readDatabaseUrl(config),
+      // `all` is a developer's machine: loopback; a single service runs in a container: every interface.
+      http: readHttpSettings(config, command === "all" ? "loopback" : "all"),
       recon,
       worker,
       wallet,
@@ -56,16 +59,17 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     }).pipe(Effect.provide(DatabaseLive(settings.databaseUrl)), Effect.scoped), env)
   }
 
-  const { recon, worker, admin, wallet } = settings
+  const { recon, worker, admin, wallet, http } = settings
+  const at = (port: number) => `${listenUrl(http.host, port)}${http.host === undefined ? " (all interfaces)" : ""}`
   const announce = Layer.effectDiscard(Effect.gen(function*() {
     const db = yield* DatabaseUrl
     const lines = [
-      ...(recon ? [`recon_service    http://127.0.0.1:${recon.port}  (GET /health, POST /internal/recon/*)`] : []),
+      ...(recon ? [`recon_service    ${at(recon.port)}  (GET /health, POST /internal/recon/*)`] : []),
       ...(worker
-        ? [`recon_worker     http://127.0.0.1:${worker.port}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
+        ? [`recon_worker     ${at(worker.port)}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
         : []),
-      ...(admin ? [`admin_service    http://127.0.0.1:${admin.port}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
-      ...(wallet ? [`wallet_service   http://127.0.0.1:${wallet.port}  (GET /health, POST /internal/wallet/deposit/agree, GET /internal/wallet/balance)`] : []),
+      ...(admin ? [`admin_service    ${at(admin.port)}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
+      ...(wallet ? [`wallet_service   ${at(wallet.port)}  (GET /health, POST /internal/wallet/deposit/agree, GET /internal/wallet/balance)`] : []),
       `database         ${db.embedded ? "embedded PostgreSQL (.data/pg)" : "DATABASE_URL"}`,
       ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`),
       ...(tokenFile === undefined ? [] : [
@@ -75,10 +79,10 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     console.log(lines.join("\n"))
   }))
   const app = Layer.mergeAll(
-    recon ? ReconServerLive(recon).pipe(Layer.provide(stopLine("recon_service stopped"))) : Layer.empty,
-    worker ? WorkerLive(worker).pipe(Layer.provide(stopLine("recon_worker stopped"))) : Layer.empty,
-    admin ? AdminServerLive(admin).pipe(Layer.provide(stopLine("admin_service stopped"))) : Layer.empty,
-    wallet ? WalletServerLive(wallet).pipe(Layer.provide(stopLine("wallet_service stopped"))) : Layer.empty,
+    recon ? ReconServerLive(recon, http).pipe(Layer.provide(stopLine("recon_service stopped"))) : Layer.empty,
+    worker ? WorkerLive(worker, http).pipe(Layer.provide(stopLine("recon_worker stopped"))) : Layer.empty,
+    admin ? AdminServerLive(admin, http).pipe(Layer.provide(stopLine("admin_service stopped"))) : Layer.empty,
+    wallet ? WalletServerLive(wallet, http).pipe(Layer.provide(stopLine("wallet_service stopped"))) : Layer.empty,
     announce
   ).pipe(
     Layer.provide(Migrated),

@@ -3,6 +3,7 @@
 // The websocket and the dashboard page are plain routes beside it (TopInfoSocket, Dashboard).
 import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import { PgString } from "../domain/PgValues.ts"
 import { HeartbeatJson } from "../health/Heartbeat.ts"
 import { CallerAuth } from "../http/CallerAuth.ts"
 import { ErrorEnvelopes, errorEnvelope, Ok } from "../http/Envelope.ts"
@@ -57,11 +58,12 @@ export class SyncGroup extends HttpApiGroup.make("sync").add(
 export class AuthGroup extends HttpApiGroup.make("auth").add(
   HttpApiEndpoint.post("login", "/api/auth/login", {
     payload: Schema.Struct({
-      account: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(128)),
-      password: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1024))
+      account: PgString.check(Schema.isMinLength(1), Schema.isMaxLength(128)),
+      password: PgString.check(Schema.isMinLength(1), Schema.isMaxLength(1024))
     }),
     success: Ok(Schema.Struct({ token: Schema.String })),
-    error: ErrorEnvelopes
+    // 429 with Retry-After: too many attempts for the account or the address (SignInLimits).
+    error: [...ErrorEnvelopes, errorEnvelope(429)]
   })
 ).middleware(JsonBody) {}
 

@@ -1,5 +1,6 @@
 // The handlers of the admin API: sync, sign-in, top-info and the worker's health.
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { ok } from "../http/Envelope.ts"
 import { AdminApi } from "./AdminApi.ts"
@@ -19,7 +20,15 @@ const auth = HttpApiBuilder.group(AdminApi, "auth", Effect.fn(function*(handlers
   const operators = yield* Operators
   const tokens = yield* SessionTokens
   return handlers.handle("login", Effect.fn(function*({ payload }) {
-    const token = yield* tokens.issue(yield* operators.signIn(payload.account, payload.password))
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+    const operator = yield* operators.signIn(payload.account, payload.password, address).pipe(
+      Effect.catchTag("SignInRefused", (refused) =>
+        HttpEffect.appendPreResponseHandler((_request, response) =>
+          Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(refused.retryAfterS)))
+        ).pipe(Effect.andThen(Effect.fail(refused.failure))))
+    )
+    const token = yield* tokens.issue(operator)
     // The header too, so a client treats the sign-in like every later answer.
     yield* withSessionHeader(token)
     return ok({ token })

@@ -1,14 +1,13 @@
 // admin_service (DESIGN section 7): the admin API, the top-info websocket and the dashboard on one
 // port. Everything else, the removed compatibility paths included, is the unknown-route 404.
-import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { HttpRouter, type HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { createServer } from "node:http"
 import { ReconClient } from "../clients/ReconClient.ts"
-import type { AdminSettings } from "../config/AppConfig.ts"
+import type { AdminSettings, HttpSettings } from "../config/AppConfig.ts"
 import { AdminStore } from "../db/AdminStore.ts"
 import { EnvelopeMiddleware } from "../http/EnvelopeMiddleware.ts"
+import { nodeServer } from "../http/NodeServer.ts"
 import { CallerAuthLive } from "../http/TokenAuth.ts"
 import { AdminApi } from "./AdminApi.ts"
 import { JsonBodyLive, OperatorAuthLive } from "./AdminAuth.ts"
@@ -16,6 +15,7 @@ import { adminHandlers } from "./AdminHandlers.ts"
 import { DashboardRoute } from "./Dashboard.ts"
 import { Operators } from "./Operators.ts"
 import { SessionTokens } from "./SessionTokens.ts"
+import { SignInLimits } from "./SignInLimits.ts"
 import { TopInfo } from "./TopInfo.ts"
 import { TopInfoFeed } from "./TopInfoFeed.ts"
 import { TopInfoSocketRoute } from "./TopInfoSocket.ts"
@@ -24,7 +24,8 @@ import { WorkerHealth } from "./WorkerHealth.ts"
 /** What the routes run on: the feed, the counters, the clients and the session keys (given a SqlClient). */
 const adminServices = (settings: AdminSettings) =>
   TopInfoFeed.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(TopInfo.layer, WorkerHealth.layer(settings.workerHealthUrl), Operators.layer)),
+    Layer.provideMerge(Layer.mergeAll(TopInfo.layer, WorkerHealth.layer(settings.workerHealthUrl),
+      Operators.layer.pipe(Layer.provide(SignInLimits.layer(settings.signInLimits))))),
     Layer.provideMerge(Layer.mergeAll(
       ReconClient.layer({ baseUrl: settings.reconUrl, token: settings.reconToken }),
       SessionTokens.layer
@@ -71,12 +72,8 @@ export const adminServer = <ROut, E>(
 }
 
 /** The Node server admin listens with; `port` 0 picks a free one (tests). */
-export const adminListener = (port: number, host?: string) =>
-  NodeHttpServer.layer(createServer, {
-    port,
-    ...(host === undefined ? {} : { host }),
-    // Clients only listen; a large frame from one is refused rather than buffered.
-    websocket: { maxPayload: 16 * 1024 }
-  })
+export const adminListener = (port: number, http: HttpSettings) =>
+  // Clients only listen; a large frame from one is refused rather than buffered.
+  nodeServer(port, http, { websocket: { maxPayload: 16 * 1024 } })
 
-export const AdminServerLive = (settings: AdminSettings) => adminServer(settings, adminListener(settings.port))
+export const AdminServerLive = (settings: AdminSettings, http: HttpSettings) => adminServer(settings, adminListener(settings.port, http))

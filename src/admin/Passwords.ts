@@ -1,6 +1,6 @@
 // Operator password hashes: scrypt with a random salt, stored as
 // `scrypt$N$r$p$salt$hash` (base64url) so a hash keeps verifying after the defaults change.
-import { Effect } from "effect"
+import { Effect, Semaphore } from "effect"
 import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from "node:crypto"
 
 /** 2^15 × 8 × 128 bytes = 32 MiB and about 0.1 s per hash: costly to guess, cheap enough per login. */
@@ -21,13 +21,33 @@ export const passwordProblem = (password: string): string | undefined =>
     ? `the password is too long (at most ${MAX_PASSWORD_LENGTH} characters)`
     : undefined
 
+/**
+ * Hashes running at once in this process. scrypt runs on libuv's thread pool (4 threads), which
+ * the file writes (the worker's heartbeat under `all`), DNS and other crypto share: an
+ * unauthenticated caller may fill at most these two threads, never the pool.
+ */
+export const MAX_CONCURRENT_HASHES = 2
+const hashing = Semaphore.makeUnsafe(MAX_CONCURRENT_HASHES)
+let running = 0
+let peak = 0
+
+/** The most hashes that ran at once since the process started (the benchmark and tests watch it). */
+export const peakConcurrentHashes = (): number => peak
+
 const derive = (password: string, salt: Buffer, keyBytes: number, params: { readonly N: number; readonly r: number; readonly p: number }) =>
   Effect.callback<Buffer, Error>((resume) => {
     // Runs on libuv's thread pool, so a login does not block the event loop.
     const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 }
-    scrypt(password.normalize("NFC"), salt, keyBytes, options, (error, key) =>
-      resume(error === null ? Effect.succeed(key) : Effect.fail(error)))
-  })
+    peak = Math.max(peak, ++running)
+    scrypt(password.normalize("NFC"), salt, keyBytes, options, (error, key) => {
+      running--
+      resume(error === null ? Effect.succeed(key) : Effect.fail(error))
+    })
+  }).pipe(
+    // A caller that goes away does not free its thread: the permit stays taken until the hash ends.
+    Effect.uninterruptible,
+    Semaphore.withPermits(hashing, 1)
+  )
 
 export const hashPassword = (password: string): Effect.Effect<string> =>
   Effect.suspend(() => {

@@ -4,6 +4,8 @@ import { Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
+import { isIP } from "node:net"
+import { defaultSignInLimits, type SignInLimitSettings } from "../admin/SignInLimits.ts"
 
 export type Env = Readonly<Record<string, string | undefined>>
 export type Caller = "admin" | "recon"
@@ -56,6 +58,16 @@ export class ConfigReader {
       return undefined
     }
     return raw
+  }
+  int(key: string, fallback: number, min: number, max: number): number {
+    const raw = this.string(key)
+    if (raw === undefined) return fallback
+    const n = Number(raw)
+    if (!/^\d+$/.test(raw) || n < min || n > max) {
+      this.problem(`${key}: expected a whole number from ${min} to ${max}, got "${raw}"`)
+      return fallback
+    }
+    return n
   }
   oneOf<const T extends string>(key: string, values: ReadonlyArray<T>, fallback: T): T {
     const raw = this.string(key)
@@ -254,6 +266,8 @@ export interface AdminSettings {
   readonly reconToken: string
   /** The worker's push/health port, for the dashboard's loop health. */
   readonly workerHealthUrl: string | undefined
+  /** Sign-in attempts per account and per address within 15 minutes. */
+  readonly signInLimits: SignInLimitSettings
 }
 
 /** `local` fills in the URLs of the services `all` runs in the same process. */
@@ -268,7 +282,12 @@ export const readAdminSettings = (config: ConfigReader, local?: { readonly recon
     syncTokens: readTokenPolicy(config, "recon"),
     reconUrl: (reconUrl ?? "").replace(/\/+$/, ""),
     reconToken: readCallerToken(config, "admin") ?? "",
-    workerHealthUrl: workerHealthUrl?.replace(/\/+$/, "")
+    workerHealthUrl: workerHealthUrl?.replace(/\/+$/, ""),
+    signInLimits: {
+      ...defaultSignInLimits,
+      perAccount: config.int("SVC_ADMIN_SIGNIN_MAX_PER_ACCOUNT", defaultSignInLimits.perAccount, 1, 1_000_000),
+      perAddress: config.int("SVC_ADMIN_SIGNIN_MAX_PER_ADDRESS", defaultSignInLimits.perAddress, 1, 1_000_000)
+    }
   }
 }
 
@@ -297,4 +316,43 @@ export const withDevTokens = (env: Env, file: string): { readonly env: Env; read
   writeFileSync(file, Object.entries(generated).map(([key, value]) => `${key}=${value}\n`).join(""), { mode: 0o600 })
   chmodSync(file, 0o600)
   return { env: { ...env, ...generated }, generated, file }
+}
+
+export interface HttpSettings {
+  /** The address every server binds; undefined: all interfaces (IPv6 and IPv4, Node's default). */
+  readonly host: string | undefined
+  /** A connection must have sent a request's headers this long after it opened or began them. */
+  readonly headersTimeoutMs: number
+  /** The whole request, body included, must have arrived within this. */
+  readonly requestTimeoutMs: number
+  /** A keep-alive connection idle this long between requests is closed. */
+  readonly keepAliveTimeoutMs: number
+  /** Connections one server holds at once; the oldest idle one makes room for a new one. */
+  readonly maxConnections: number
+}
+
+export const BIND_HOST_KEY = "SVC_BIND_HOST"
+
+/**
+ * The servers' bind address and connection limits. `all` (a developer's machine) binds loopback
+ * by default, the single-service commands (containers) every interface.
+ */
+export const readHttpSettings = (config: ConfigReader, defaultHost: "loopback" | "all"): HttpSettings => {
+  const raw = config.string(BIND_HOST_KEY)
+  const valid = raw === undefined || raw === "*" || raw === "localhost" || isIP(raw) !== 0
+  if (!valid) config.problem(`${BIND_HOST_KEY}: expected an IP address, "localhost" or "*" (all interfaces), got "${raw}"`)
+  const host = raw === undefined || !valid ? (defaultHost === "loopback" ? "127.0.0.1" : undefined) : raw === "*" ? undefined : raw
+  const int = config.int.bind(config)
+  const headersTimeoutMs = int("SVC_HTTP_HEADERS_TIMEOUT_MS", 10_000, 10, 600_000)
+  const requestTimeoutMs = int("SVC_HTTP_REQUEST_TIMEOUT_MS", 30_000, 10, 3_600_000)
+  if (headersTimeoutMs > requestTimeoutMs) {
+    config.problem("SVC_HTTP_HEADERS_TIMEOUT_MS: must not exceed SVC_HTTP_REQUEST_TIMEOUT_MS")
+  }
+  return {
+    host,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: int("SVC_HTTP_KEEPALIVE_TIMEOUT_MS", 5_000, 10, 600_000),
+    maxConnections: int("SVC_HTTP_MAX_CONNECTIONS", 1_024, 2, 1_000_000)
+  }
 }

@@ -5,6 +5,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Data, Effect, Exit, Layer, Logger, Option, References } from "effect"
 import { stopOwnedClusters } from "../db/EmbeddedPostgres.ts"
+import { beginStopping } from "../health/Stopping.ts"
 import { ConfigProblems, ConfigReader, type Env, type LogSettings, readLogSettings } from "./AppConfig.ts"
 
 /** A failure the user can act on (an unreachable database, …): printed as its one line, exit 1. */
@@ -46,6 +47,8 @@ export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = pro
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) return
     stopping = true
+    // Readiness false and the doors closed before any other step of the shutdown.
+    beginStopping()
     logInfo(`${signal} received: stopping`)
     // In-flight work gets 10 s; past that the process goes anyway, the embedded database stopped first.
     setTimeout(() => {

@@ -124,6 +124,20 @@ const make = Effect.gen(function*() {
     ingest,
     /** One SMS from a request: stored together with whatever other requests are storing now. */
     ingestShared,
+    /**
+     * Records an SmsForwarder signature with the digest of its message: "first" when new, "same"
+     * when seen before with this message (a resend), "other" when seen with another (a replay).
+     * One statement, so concurrent requests on several workers agree.
+     */
+    rememberSignature: (deviceId: string, sign: string, digest: string, expiresAt: DateTime.Utc) =>
+      sql<{ digest: string; inserted: boolean }>`INSERT INTO recon.push_signature (device_id, signature, digest, expires_at)
+        VALUES (${deviceId}, ${sign}, ${digest}, ${DateTime.formatIso(expiresAt)})
+        ON CONFLICT (device_id, signature) DO UPDATE SET expires_at = recon.push_signature.expires_at
+        RETURNING digest, (xmax = 0) AS inserted`.pipe(
+        Effect.map(([row]): "first" | "same" | "other" => row!.inserted ? "first" : row!.digest === digest ? "same" : "other")
+      ),
+    /** Forgets the signatures whose timestamps are stale by now (they are refused as stale anyway). */
+    pruneSignatures: sql`DELETE FROM recon.push_signature WHERE expires_at < now()`.pipe(Effect.asVoid),
     /** The enabled registration of a device, if there is one. */
     activeRegistration: (deviceId: string): Effect.Effect<Option.Option<ActiveRegistration>, SqlError.SqlError> =>
       sql`SELECT device_id, format, secret FROM recon.shooter_push WHERE device_id = ${deviceId} AND enabled`.pipe(

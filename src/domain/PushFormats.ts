@@ -3,6 +3,7 @@
 // HTTP status. Pure: the clock and the registration's secret are passed in.
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { DateTime, Redacted, Result, Schema } from "effect"
+import { PgIsoTime, PgString } from "./PgValues.ts"
 import type { PushFormat } from "./Records.ts"
 import { normalizePhone } from "./Phone.ts"
 import { normalizeLineBreaks, parseForwarderContent } from "./SmsText.ts"
@@ -28,6 +29,11 @@ export interface IncomingSms {
   readonly simSlot?: number | undefined
   /** SMS Gateway's `deviceId` (its id for the phone, not ours). */
   readonly remoteDeviceId?: string | undefined
+  /**
+   * SmsForwarder's verified `sign` (canonical Base64), with the milliseconds its freshness ends
+   * at. It covers only the timestamp, not the message: the endpoint refuses it with another message.
+   */
+  readonly signature?: { readonly sign: string; readonly expiresAtMillis: number } | undefined
 }
 
 /** A well-formed, authentic request that carries no SMS (another SMS Gateway event): answer 200. */
@@ -238,7 +244,7 @@ export const decodePush = (
 // SmsForwarder
 // ---------------------------------------------------------------------------------------------
 
-const OptionalText = Schema.optionalKey(Schema.NullOr(Schema.String))
+const OptionalText = Schema.optionalKey(Schema.NullOr(PgString))
 
 // A form carries the timestamp as text; a custom JSON template may put it in bare (a number).
 const Timestamp = Schema.Union([
@@ -246,8 +252,9 @@ const Timestamp = Schema.Union([
   Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 ])
 
-const SmsForwarderBody = Schema.Struct({
-  from: Schema.String,
+/** SmsForwarder's fields (form or JSON); every string one PostgreSQL can hold. */
+export const SmsForwarderBody = Schema.Struct({
+  from: PgString,
   content: OptionalText,
   org_content: OptionalText,
   timestamp: Schema.optionalKey(Schema.NullOr(Timestamp)),
@@ -297,6 +304,7 @@ export const decodeSmsForwarderFields = (
   const fresh = timestamp !== undefined && Math.abs(now - Number(timestamp)) <= maxSkew
 
   const secret = secretOf(options)
+  let signature: IncomingSms["signature"]
   if (secret !== undefined) {
     const sign = body.sign ?? ""
     if (sign.trim() === "") return Result.fail(unauthorized("signature_missing", "`sign` is required"))
@@ -306,6 +314,7 @@ export const decodeSmsForwarderFields = (
       return Result.fail(unauthorized("signature_invalid", "`sign` does not match"))
     }
     if (!fresh) return Result.fail(unauthorized("signature_stale", staleTimestamp(Number(timestamp), now, maxSkew)))
+    signature = { sign: given, expiresAtMillis: Number(timestamp) + maxSkew }
   }
 
   const wrapper = content === undefined ? undefined : parseForwarderContent(content, sender)
@@ -319,7 +328,8 @@ export const decodeSmsForwarderFields = (
     receivedAt: DateTime.makeUnsafe(fresh ? Number(timestamp) : now),
     remoteId: undefined,
     simSlot: simSlotOf(body.card_slot) ?? wrapper?.simSlot,
-    remoteDeviceId: undefined
+    remoteDeviceId: undefined,
+    signature
   })
 }
 
@@ -350,8 +360,9 @@ export const smsForwarderFormBody = (input: {
 // SMS Gateway for Android
 // ---------------------------------------------------------------------------------------------
 
-const SmsGatewayEnvelope = Schema.Struct({
-  event: Schema.String,
+/** SMS Gateway's webhook envelope. */
+export const SmsGatewayEnvelope = Schema.Struct({
+  event: PgString,
   deviceId: OptionalText,
   id: OptionalText,
   webhookId: OptionalText,
@@ -360,13 +371,13 @@ const SmsGatewayEnvelope = Schema.Struct({
 
 // `phoneNumber` is the sender in every version; newer ones also send `sender` (and deprecate
 // `phoneNumber`), so either is accepted.
-const SmsReceivedPayload = Schema.Struct({
-  messageId: Schema.NonEmptyString,
-  message: Schema.String,
+export const SmsReceivedPayload = Schema.Struct({
+  messageId: PgString.check(Schema.isMinLength(1)),
+  message: PgString,
   phoneNumber: OptionalText,
   sender: OptionalText,
   simNumber: Schema.optionalKey(Schema.NullOr(Schema.Int)),
-  receivedAt: Schema.DateTimeUtcFromString
+  receivedAt: PgIsoTime
 })
 
 const decodeEnvelope = Schema.decodeUnknownResult(SmsGatewayEnvelope)
@@ -432,7 +443,7 @@ export const decodeSmsGatewayJson = (
     sender,
     senderNormalized: normalizePhone(sender),
     text: normalizeLineBreaks(sms.message),
-    receivedAt: sms.receivedAt,
+    receivedAt: DateTime.makeUnsafe(Date.parse(sms.receivedAt)),
     remoteId: sms.messageId,
     simSlot: sms.simNumber ?? undefined,
     remoteDeviceId: deviceId ?? undefined

@@ -3,6 +3,8 @@
 import { DateTime, Duration, Effect, FileSystem, Layer, Option, Schema, Stream } from "effect"
 import { HealthRegistry, LoopState } from "./HealthRegistry.ts"
 import type { HealthSnapshot } from "./HealthRegistry.ts"
+import { isStopping, onStopping } from "./Stopping.ts"
+import { renameSync, writeFileSync } from "node:fs"
 
 export const defaultPath = "/tmp/recon-worker.heartbeat"
 
@@ -54,8 +56,22 @@ export interface HeartbeatOptions {
 export const run = Effect.fnUntraced(function*(options: HeartbeatOptions = {}) {
   const registry = yield* HealthRegistry
   const path = options.path ?? defaultPath
+  let last: HeartbeatJson | undefined
+  // At the stop signal, before any other step of the shutdown: written synchronously, so neither
+  // the teardown's order nor a forced exit can skip it.
+  const writeStoppedNow = () => {
+    const json = { ...(last ?? { pid: process.pid, loops: {} }), ready: false, written_at: new Date().toISOString() }
+    const temp = `${path}.${process.pid}.stop.tmp`
+    writeFileSync(temp, JSON.stringify(json))
+    renameSync(temp, path)
+  }
   const writeWith = (ready: (snapshot: HealthSnapshot) => boolean) => registry.snapshot.pipe(
-    Effect.flatMap((snapshot) => writeAtomically(path, JSON.stringify(toHeartbeatJson({ ...snapshot, ready: ready(snapshot) })))),
+    Effect.flatMap((snapshot) => {
+      const json = toHeartbeatJson({ ...snapshot, ready: ready(snapshot) && !isStopping() })
+      last = json
+      // A write begun before the signal must not leave `ready: true` behind after it.
+      return writeAtomically(path, JSON.stringify(json)).pipe(Effect.tap(() => json.ready && isStopping() ? Effect.sync(writeStoppedNow) : Effect.void))
+    }),
     // A failed write is retried on the next tick; the file going old is what makes the probe fail.
     Effect.catch((error) => Effect.logWarning(`heartbeat write to ${path} failed`, error))
   )
@@ -65,7 +81,10 @@ export const run = Effect.fnUntraced(function*(options: HeartbeatOptions = {}) {
   const triggers = Stream.tick(options.every ?? "5 seconds").pipe(Stream.merge(registry.readiness))
   // One consumer: writes never overlap, so they can share the temp file.
   // A stopping worker says so at once, rather than passing the probe until the file is 15 s old.
-  yield* Stream.runForEach(triggers, () => write).pipe(Effect.ensuring(writeWith(() => false)))
+  yield* Effect.scoped(Effect.andThen(
+    onStopping(() => writeStoppedNow()),
+    Stream.runForEach(triggers, () => write).pipe(Effect.ensuring(writeWith(() => false)))
+  ))
   return yield* Effect.never
 })
 

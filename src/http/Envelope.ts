@@ -19,6 +19,8 @@ export const messages = {
   413: "payload_too_large",
   415: "unsupported_media_type",
   422: "unprocessable",
+  // Not in DESIGN section 4's list: a contract addition (sign-in attempts over their limit).
+  429: "too_many_requests",
   500: "internal_error",
   502: "bad_gateway",
   503: "unavailable"

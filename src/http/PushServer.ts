@@ -1,9 +1,9 @@
 // The worker's port (SVC_PUSH_PORT): the push webhook of both forwarders (PUSH_PROTOCOL.md), and
 // the liveness and readiness probes (DESIGN section 8).
-import { NodeHttpServer } from "@effect/platform-node"
+import { createHash } from "node:crypto"
 import { Clock, DateTime, Effect, Layer, Option, Result } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { createServer } from "node:http"
+import type { HttpSettings } from "../config/AppConfig.ts"
 import { type ActiveRegistration, IngestStore } from "../db/IngestStore.ts"
 import { decodePush } from "../domain/PushFormats.ts"
 import { toHeartbeatJson } from "../health/Heartbeat.ts"
@@ -12,6 +12,8 @@ import { Kicks } from "../loops/Loop.ts"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
 import { fail, ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
+import { nodeServer } from "./NodeServer.ts"
+import { DeviceIdPattern } from "./ReconApi.ts"
 
 /**
  * How long an enabled registration found is trusted without asking again: forwarders post in
@@ -20,10 +22,14 @@ import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
  */
 export const REGISTRATION_CACHE_MILLIS = 1000
 
+/** How often a worker deletes the SmsForwarder signatures past their freshness. */
+const SIGNATURE_PRUNE_MILLIS = 60_000
+
 const PushRoute = Layer.unwrap(Effect.gen(function*() {
   const store = yield* IngestStore
   const kicks = yield* Kicks
   const cache = new Map<string, { readonly registration: ActiveRegistration; readonly until: number }>()
+  let lastPrune = 0
   const activeRegistration = (deviceId: string) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -41,6 +47,8 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
       return yield* fail(413, `the body is over ${MAX_BODY_BYTES} bytes`)
     }
+    // No registration can have another id (the schema of add_device); it would not reach the database.
+    if (!DeviceIdPattern.test(deviceId)) return yield* fail(400, "the device id is not one a registration can have")
     const registration = yield* activeRegistration(deviceId)
     if (Option.isNone(registration)) return yield* fail(404, `no enabled registration for device ${deviceId}`)
     const body = new Uint8Array(yield* request.arrayBuffer)
@@ -56,8 +64,19 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     }
     const push = decoded.success
     if (push._tag === "Ignored") return HttpServerResponse.jsonUnsafe(ok({ ignored: true, event: push.event }))
-    // PostgreSQL text cannot hold U+0000: refuse it here rather than fail the database statement.
-    if (push.text.includes("\u0000") || push.sender.includes("\u0000")) return yield* fail(400, "the SMS contains a NUL character")
+    if (push.signature !== undefined) {
+      const now = yield* Clock.currentTimeMillis
+      if (now - lastPrune > SIGNATURE_PRUNE_MILLIS) {
+        lastPrune = now
+        yield* store.pruneSignatures
+      }
+      const digest = createHash("sha256").update(`${push.sender}\u0000${push.text}`).digest("base64")
+      const seen = yield* store.rememberSignature(deviceId, push.signature.sign, digest, DateTime.makeUnsafe(push.signature.expiresAtMillis))
+      if (seen === "other") {
+        yield* Effect.logWarning(`push for ${deviceId} refused: a signature already used for another message (a replay)`)
+        return yield* fail(401, "`sign` was already used with another message")
+      }
+    }
     // Answered only after the commit: a forwarder that sees 200 may forget the SMS.
     const stored = yield* store.ingestShared({
       deviceId,
@@ -86,9 +105,9 @@ const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
 /** The routes of the worker's port, given the ingest store, the kicks and the health registry. */
 export const pushRoutes = Layer.mergeAll(PushRoute, HealthRoutes, EnvelopeMiddleware)
 
-export const PushServerLive = (port: number) =>
+export const PushServerLive = (port: number, http: HttpSettings) =>
   // Per-request access logs and spans would cost more than the ingest at thousands of SMS a second.
   HttpRouter.serve(pushRoutes, { disableLogger: true }).pipe(
     Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)),
-    Layer.provide(NodeHttpServer.layer(createServer, { port }))
+    Layer.provide(nodeServer(port, http))
   )

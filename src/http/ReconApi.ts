@@ -2,16 +2,16 @@
 // ReconServer, documented at /internal/recon/openapi.json, and the source of admin's typed client.
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { PgIsoTime, PgString } from "../domain/PgValues.ts"
 import { Device, PushFormat, Phone, Registration, Sms, SmsDetail, SmsStatus, Template, TopInfo } from "../domain/Records.ts"
 import { CallerAuth } from "./CallerAuth.ts"
 import { ErrorEnvelopes, Ok } from "./Envelope.ts"
 
 /** Absent, or null (treated as absent). */
 const opt = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
-const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
-const NonEmptyText = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
+const Text = (max: number) => PgString.check(Schema.isMaxLength(max))
+const NonEmptyText = (max: number) => PgString.check(Schema.isMinLength(1), Schema.isMaxLength(max))
 const Id = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
-const IsoTime = Schema.String.check(Schema.makeFilter((s) => !Number.isNaN(Date.parse(s)) || "expected an ISO-8601 time"))
 
 const Paging = {
   page: opt(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
@@ -42,11 +42,11 @@ export const DeviceIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 export class PushsvcGroup extends HttpApiGroup.make("pushsvc").add(
   post("list", "/pushsvc/list", { ...Paging, device_id: opt(Text(64)), enabled: opt(Schema.Boolean) }, Page(Registration)),
   post("addDevice", "/pushsvc/add_device", {
-    device_id: Schema.String.check(Schema.isPattern(DeviceIdPattern)),
+    device_id: PgString.check(Schema.isPattern(DeviceIdPattern)),
     name: opt(Text(200)),
     format: PushFormat,
     secret: opt(NonEmptyText(256)),
-    api_url: opt(Schema.String.check(Schema.isPattern(/^https?:\/\/[^\s]{1,2000}$/))),
+    api_url: opt(PgString.check(Schema.isPattern(/^https?:\/\/[^\s]{1,2000}$/))),
     silence_alert_s: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 30 * 86_400 })))
   }, Registration),
   post("delete", "/pushsvc/delete", ById.fields, Deleted)
@@ -76,8 +76,8 @@ export class SmsGroup extends HttpApiGroup.make("sms").add(
     device_id: opt(Text(64)),
     sender: opt(Text(64)),
     keyword: opt(Text(200)),
-    since: opt(IsoTime),
-    until: opt(IsoTime)
+    since: opt(PgIsoTime),
+    until: opt(PgIsoTime)
   }, Page(Sms)),
   post("get", "/shooter/sms/get", ById.fields, SmsDetail),
   post("reset", "/shooter/sms/reset", ById.fields, Sms),

@@ -1,15 +1,14 @@
 // recon_service: the recon API, its OpenAPI document and the public GET /health, on one port.
-import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Redacted } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
-import { createServer } from "node:http"
 import { LlmClient } from "../clients/LlmClient.ts"
-import type { ReconSettings } from "../config/AppConfig.ts"
+import type { HttpSettings, ReconSettings } from "../config/AppConfig.ts"
 import { ReconStore } from "../db/ReconStore.ts"
 import { TOKEN_HEADER } from "./CallerAuth.ts"
 import { fail } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
+import { nodeServer } from "./NodeServer.ts"
 import { ReconApi } from "./ReconApi.ts"
 import { reconHandlers } from "./ReconHandlers.ts"
 import { CallerAuthLive, tokenMatcher } from "./TokenAuth.ts"
@@ -56,7 +55,7 @@ export const reconRoutes = (settings: ReconSettings) =>
     }))
   )
 
-export const ReconServerLive = (settings: ReconSettings) =>
+export const ReconServerLive = (settings: ReconSettings, http: HttpSettings) =>
   HttpRouter.serve(reconRoutes(settings)).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port: settings.port }))
+    Layer.provide(nodeServer(settings.port, http))
   )

@@ -8,7 +8,7 @@ import { AdminClient } from "../clients/AdminClient.ts"
 import { WalletClient } from "../clients/WalletClient.ts"
 import * as Actor from "../actors/Actor.ts"
 import * as Supervisor from "../actors/Supervisor.ts"
-import type { WorkerSettings } from "../config/AppConfig.ts"
+import type { HttpSettings, WorkerSettings } from "../config/AppConfig.ts"
 import { IngestStore } from "../db/IngestStore.ts"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
 import * as Heartbeat from "../health/Heartbeat.ts"
@@ -132,8 +132,8 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   )
 
 /** `worker`: the core, the push/health port, and exit 1 once the supervisor gives up. */
-export const WorkerLive = (settings: WorkerSettings) =>
-  PushServerLive(settings.port).pipe(
+export const WorkerLive = (settings: WorkerSettings, http: HttpSettings) =>
+  PushServerLive(settings.port, http).pipe(
     Layer.provideMerge(workerCore(settings)),
     Layer.provide(IngestStore.layer)
   )

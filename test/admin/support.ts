@@ -11,7 +11,7 @@ import { hashPassword } from "../../src/admin/Passwords.ts"
 import { ConfigReader, type Env, readAdminSettings } from "../../src/config/AppConfig.ts"
 import { AdminStore } from "../../src/db/AdminStore.ts"
 import { runSql, sqlLayer } from "../support/database.ts"
-import { ADMIN_TOKEN, type Running, RECON_TOKEN } from "../support/recon.ts"
+import { ADMIN_TOKEN, httpSettings, type Running, RECON_TOKEN } from "../support/recon.ts"
 
 export const PASSWORD = "correct horse battery staple"
 
@@ -32,7 +32,7 @@ export const settingsOf = (env: Env) => {
 
 /** admin_service as `admin` composes it, on 127.0.0.1 at a free port (the Effect to build inside a test's scope). */
 export const adminLayer = (databaseUrl: string, env: Env) =>
-  adminServer(settingsOf(env), adminListener(0, "127.0.0.1"), { disableLogger: true }).pipe(
+  adminServer(settingsOf(env), adminListener(0, httpSettings(env)), { disableLogger: true }).pipe(
     Layer.provide(sqlLayer(databaseUrl)),
     Layer.orDie
   )

@@ -1,10 +1,9 @@
 // recon_service on loopback for tests: the real routes on a real HTTP server (port 0) over a
 // real database, with helpers to call them as a client would.
-import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { createServer } from "node:http"
-import { ConfigReader, readReconSettings, type Env } from "../../src/config/AppConfig.ts"
+import { ConfigReader, type Env, type HttpSettings, readHttpSettings, readReconSettings } from "../../src/config/AppConfig.ts"
+import { nodeServer } from "../../src/http/NodeServer.ts"
 import { reconRoutes } from "../../src/http/ReconServer.ts"
 import { sqlLayer } from "./database.ts"
 
@@ -17,11 +16,19 @@ export interface Running {
   readonly close: () => Promise<void>
 }
 
-/** Serves `routes` on 127.0.0.1 at a free port until `close`. */
-export const serveLayer = async <A, E, R>(routes: Layer.Layer<A, E, R>): Promise<Running> => {
+/** The servers' settings as `all` reads them (loopback), with `env`'s SVC_HTTP_* keys. */
+export const httpSettings = (env: Env = {}): HttpSettings => {
+  const config = new ConfigReader(env)
+  const settings = readHttpSettings(config, "loopback")
+  config.done()
+  return settings
+}
+
+/** Serves `routes` on 127.0.0.1 at a free port until `close`, on the services' own server. */
+export const serveLayer = async <A, E, R>(routes: Layer.Layer<A, E, R>, http: HttpSettings = httpSettings()): Promise<Running> => {
   const scope = Scope.makeUnsafe()
   const layer = HttpRouter.serve(routes as Layer.Layer<A, E, never>, { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+    Layer.provideMerge(nodeServer(0, http))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope) as unknown as Effect.Effect<Context.Context<HttpServer.HttpServer>, unknown>)
   const address = Context.get(context, HttpServer.HttpServer).address
@@ -34,7 +41,7 @@ export const startRecon = (databaseUrl: string, env: Env = { SVC_INTERNAL_SERVIC
   const config = new ConfigReader(env)
   const settings = readReconSettings(config)
   config.done()
-  return serveLayer(reconRoutes(settings).pipe(Layer.provide(sqlLayer(databaseUrl)), Layer.orDie))
+  return serveLayer(reconRoutes(settings).pipe(Layer.provide(sqlLayer(databaseUrl)), Layer.orDie), httpSettings(env))
 }
 
 export interface Answer {

@@ -10,17 +10,17 @@ import type { AdminClient } from "../../src/clients/AdminClient.ts"
 import type { WalletClient } from "../../src/clients/WalletClient.ts"
 import { Kicks, type Loop, type LoopServices } from "../../src/loops/Loop.ts"
 import { Fatal, type RuntimeOptions, WorkerRuntime, workerCore } from "../../src/loops/Runtime.ts"
-import type { WorkerSettings } from "../../src/config/AppConfig.ts"
+import type { Env, WorkerSettings } from "../../src/config/AppConfig.ts"
 import { runSql, sqlLayer } from "./database.ts"
-import { type Answer, type Running, serveLayer } from "./recon.ts"
+import { type Answer, httpSettings, type Running, serveLayer } from "./recon.ts"
 
 /** POST /push/{device_id} and the health routes on a database, without any loop running. */
-export const startPushServer = (databaseUrl: string): Promise<Running> =>
+export const startPushServer = (databaseUrl: string, env: Env = {}): Promise<Running> =>
   serveLayer(pushRoutes.pipe(
     Layer.provide([IngestStore.layer, Kicks.layer, HealthRegistry.layer([])]),
     Layer.provide(sqlLayer(databaseUrl)),
     Layer.orDie
-  ))
+  ), httpSettings(env))
 
 const answer = async (response: Response): Promise<Answer> => {
   const text = await response.text()

@@ -10,6 +10,7 @@ import adminSessions from "./0006_admin_sessions.ts"
 import parse from "./0007_parse.ts"
 import walletConstraints from "./0008_wallet_constraints.ts"
 import orderMatch from "./0009_order_match.ts"
+import pushSignatures from "./0010_push_signatures.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -20,5 +21,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 6, name: "admin_sessions", statements: adminSessions },
   { id: 7, name: "parse", statements: parse },
   { id: 8, name: "wallet_constraints", statements: walletConstraints },
-  { id: 9, name: "order_match", statements: orderMatch }
+  { id: 9, name: "order_match", statements: orderMatch },
+  { id: 10, name: "push_signatures", statements: pushSignatures }
 ]

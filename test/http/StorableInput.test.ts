@@ -1,0 +1,210 @@
+// Input PostgreSQL cannot hold is a 400 at the schema, on every route: the string and time fields
+// are found by walking the API definitions (recon's and admin's HttpApi, the forwarders' body
+// schemas), not listed by hand. Each request starts from a payload that is valid (checked: the
+// server does not answer it 400), with one field replaced by a NUL string or a time out of range.
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Schema, SchemaAST } from "effect"
+import { HttpApi } from "effect/http-api"
+import { AdminApi } from "../../src/admin/AdminApi.ts"
+import { SmsForwarderBody, SmsGatewayEnvelope, SmsReceivedPayload } from "../../src/domain/PushFormats.ts"
+import { ReconApi } from "../../src/http/ReconApi.ts"
+import { adminEnv, request, startAdmin } from "../admin/support.ts"
+import { createMigratedDatabase } from "../support/database.ts"
+import { post, RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
+import { register, startPushServer } from "../support/worker.ts"
+
+const NUL = "a\u0000b"
+const BAD_TIMES = ["-271821-04-20T00:00:00Z", "+200000-01-01T00:00:00Z", "0000-12-31T23:59:59Z"]
+
+interface Field {
+  readonly name: string
+  readonly kind: "string" | "time"
+}
+
+// `annotate` on a checked schema annotates its last check.
+const isDate = (ast: SchemaAST.AST) =>
+  ast.annotations?.format === "date-time" || (ast.checks ?? []).some((check) => check.annotations?.format === "date-time")
+
+/** The members a field may be (through NullOr and unions). */
+const members = (ast: SchemaAST.AST): ReadonlyArray<SchemaAST.AST> =>
+  SchemaAST.isUnion(ast) ? ast.types.flatMap(members) : [ast]
+
+/** Every string and time field of an object schema, with its path of property names. */
+const fieldsOf = (ast: SchemaAST.AST, prefix: ReadonlyArray<string> = []): Array<Field & { readonly path: ReadonlyArray<string> }> => {
+  if (!SchemaAST.isObjects(ast)) return []
+  return ast.propertySignatures.flatMap((property) => {
+    const path = [...prefix, String(property.name)]
+    return members(property.type).flatMap((member) =>
+      SchemaAST.isString(member) ? [{ name: path.join("."), path, kind: isDate(member) ? "time" as const : "string" as const }] : fieldsOf(member, path))
+  })
+}
+
+const candidates: ReadonlyArray<unknown> = [1, true, "15889999", "dev-1", "a", "http://example.com/x", "2026-01-01T00:00:00Z"]
+
+/** A value the schema accepts: a literal, or the first candidate that passes its checks. */
+const valueFor = (ast: SchemaAST.AST): unknown => {
+  for (const member of members(ast)) {
+    if (SchemaAST.isLiteral(member)) return member.literal
+    if (SchemaAST.isObjects(member)) return requiredOnly(member)
+    const accepts = Schema.is(Schema.make<Schema.Top>(member))
+    const found = candidates.find((candidate) => accepts(candidate))
+    if (found !== undefined) return found
+  }
+  throw new Error(`no candidate value for ${ast._tag}`)
+}
+
+/** The smallest valid payload: the required fields only. */
+const requiredOnly = (ast: SchemaAST.Objects): Record<string, unknown> =>
+  Object.fromEntries(ast.propertySignatures
+    .filter((property) => property.type.context?.isOptional !== true)
+    .map((property) => [String(property.name), valueFor(property.type)]))
+
+const withValue = (payload: Record<string, unknown>, path: ReadonlyArray<string>, value: unknown): Record<string, unknown> => {
+  const [head, ...rest] = path
+  if (rest.length === 0) return { ...payload, [head!]: value }
+  return { ...payload, [head!]: withValue((payload[head!] ?? {}) as Record<string, unknown>, rest, value) }
+}
+
+interface Case {
+  readonly route: string
+  readonly field: string
+  readonly path: ReadonlyArray<string>
+  readonly value: unknown
+  readonly base: Record<string, unknown>
+}
+
+/** For every POST endpoint with a payload: its base payload and one case per bad value of each field. */
+const casesOf = (api: typeof ReconApi | typeof AdminApi): Array<Case> => {
+  const cases: Array<Case> = []
+  HttpApi.reflect(api as unknown as Parameters<typeof HttpApi.reflect>[0], {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => {
+      const schema = [...endpoint.payload.values()][0]?.schemas[0]
+      if (schema === undefined || !SchemaAST.isObjects(schema.ast)) return
+      const base = requiredOnly(schema.ast)
+      for (const field of fieldsOf(schema.ast)) {
+        for (const value of field.kind === "time" ? BAD_TIMES : [NUL]) {
+          cases.push({ route: endpoint.path, field: field.name, path: field.path, value, base })
+        }
+      }
+    }
+  })
+  return cases
+}
+
+const assertRefusedAtSchema = (answer: { http: number; body: any }, field: string, label: string) => {
+  assert.strictEqual(answer.http, 400, `${label}: ${JSON.stringify(answer.body)}`)
+  assert.strictEqual(answer.body.msg, "bad_request", label)
+  const named = JSON.stringify(answer.body.data)
+  assert.include(named, field.split(".").at(-1)!, `${label}: the answer names the field`)
+}
+
+let db: string
+beforeAll(async () => {
+  db = await createMigratedDatabase("storable")
+}, 60_000)
+
+describe("recon_service routes", () => {
+  let recon: Running
+  beforeAll(async () => {
+    recon = await startRecon(db)
+  })
+  afterAll(() => recon?.close())
+
+  const cases = casesOf(ReconApi)
+
+  it("the walk finds the fields the issue names, and more", () => {
+    const names = new Set(cases.map((c) => `${c.route} ${c.field}`))
+    for (const expected of ["/shooter/sms/list since", "/shooter/sms/list keyword", "/pushsvc/add_device device_id", "/shooter/phone/add phone", "/shooter/template/recharge/add sample"]) {
+      assert.isTrue([...names].some((name) => name.endsWith(expected)), expected)
+    }
+    assert.isAtLeast(cases.length, 15)
+    assert.isTrue(cases.some((c) => c.field === "since" && c.value === BAD_TIMES[0]))
+  })
+
+  it("answers 400 for a NUL character in every string field and an out-of-range time in every time field", async () => {
+    const routes = new Set(cases.map((c) => c.route))
+    for (const route of routes) {
+      const base = cases.find((c) => c.route === route)!.base
+      const valid = await post(recon.url, route, base)
+      assert.notStrictEqual(valid.http, 400, `${route}: the base payload is valid: ${JSON.stringify(valid.body)}`)
+    }
+    for (const c of cases) {
+      assertRefusedAtSchema(await post(recon.url, c.route, withValue(c.base, c.path, c.value)), c.field, `${c.route} ${c.field}=${JSON.stringify(c.value)}`)
+    }
+  })
+})
+
+describe("admin_service routes", () => {
+  let admin: Running
+  beforeAll(async () => {
+    admin = await startAdmin(db, adminEnv("http://127.0.0.1:9"))
+  })
+  afterAll(() => admin?.close())
+
+  const cases = casesOf(AdminApi)
+
+  it("answers 400 for a NUL character in every string field (the login account included)", async () => {
+    assert.isTrue(cases.some((c) => c.route === "/api/auth/login" && c.field === "account"))
+    const headers = { "x-internal-service-token": RECON_TOKEN }
+    for (const c of cases) {
+      const valid = await request(admin.url, c.route, { body: c.base, headers })
+      assert.notStrictEqual(valid.http, 400, `${c.route}: the base payload is valid`)
+      assertRefusedAtSchema(await request(admin.url, c.route, { body: withValue(c.base, c.path, c.value), headers }), c.field, `${c.route} ${c.field}`)
+    }
+  })
+})
+
+describe("the push port", () => {
+  let push: Running
+  beforeAll(async () => {
+    push = await startPushServer(db)
+    await register(db, { deviceId: "nul-fwd", format: "smsforwarder" })
+    await register(db, { deviceId: "nul-gw", format: "sms-gateway" })
+  })
+  afterAll(() => push?.close())
+
+  const send = (deviceId: string, body: unknown) =>
+    fetch(`${push.url}/push/${encodeURIComponent(deviceId)}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body)
+    }).then(async (response) => ({ http: response.status, body: await response.json() as any }))
+
+  const forwarderBase = () => ({ from: "15889999", content: "hello", org_content: "hello", sign: "x", card_slot: "SIM1", timestamp: String(Date.now()) })
+  const gatewayBase = (i: number) => ({
+    event: "sms:received",
+    deviceId: "gw",
+    id: `evt-${i}`,
+    webhookId: "hook",
+    payload: { messageId: `m-${i}-${Date.now()}`, message: `hello ${i}`, phoneNumber: "15889999", sender: "15889999", receivedAt: new Date().toISOString() }
+  })
+
+  it("answers 400 for a NUL character in every string field and an out-of-range time, of both forwarders", async () => {
+    const forwarderFields = fieldsOf(SmsForwarderBody.ast)
+    const gatewayFields = [...fieldsOf(SmsGatewayEnvelope.ast), ...fieldsOf(SmsReceivedPayload.ast, ["payload"])]
+    assert.isTrue(gatewayFields.some((f) => f.name === "payload.messageId"))
+    assert.isTrue(gatewayFields.some((f) => f.name === "payload.receivedAt" && f.kind === "time"))
+    assert.strictEqual((await send("nul-fwd", forwarderBase())).http, 200)
+    assert.strictEqual((await send("nul-gw", gatewayBase(0))).http, 200)
+    for (const field of forwarderFields) {
+      for (const value of field.kind === "time" ? BAD_TIMES : [NUL]) {
+        const answer = await send("nul-fwd", withValue(forwarderBase(), field.path, value))
+        assert.strictEqual(answer.http, 400, `smsforwarder ${field.name}: ${JSON.stringify(answer.body)}`)
+      }
+    }
+    let i = 1
+    for (const field of gatewayFields) {
+      for (const value of field.kind === "time" ? BAD_TIMES : [NUL]) {
+        const answer = await send("nul-gw", withValue(gatewayBase(i++), field.path, value))
+        assert.strictEqual(answer.http, 400, `sms-gateway ${field.name}=${JSON.stringify(value)}: ${JSON.stringify(answer.body)}`)
+      }
+    }
+  })
+
+  it("answers 400 for a device id no registration can have (a NUL character)", async () => {
+    const answer = await send("dev\u0000ice", forwarderBase())
+    assert.strictEqual(answer.http, 400)
+    assert.strictEqual(answer.body.msg, "bad_request")
+  })
+})
