@@ -1,15 +1,14 @@
 // wallet_service (DESIGN section 7): the wallet API behind the recon caller's token and the public
 // GET /health, on one port, with the envelope, middleware and error mapping of recon_service.
-import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { createServer } from "node:http"
-import type { WalletSettings } from "../config/AppConfig.ts"
+import type { HttpSettings, WalletSettings } from "../config/AppConfig.ts"
 import { orAway, ReconStore } from "../db/ReconStore.ts"
 import { WalletStore } from "../db/WalletStore.ts"
 import { fail, ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
+import { nodeServer } from "./NodeServer.ts"
 import { HealthRoute } from "./ReconServer.ts"
 import { CallerAuthLive } from "./TokenAuth.ts"
 import { WalletApi } from "./WalletApi.ts"
@@ -43,7 +42,7 @@ export const walletRoutes = (settings: WalletSettings) =>
     EnvelopeMiddleware
   ).pipe(Layer.provide([WalletStore.layer, ReconStore.layer]))
 
-export const WalletServerLive = (settings: WalletSettings) =>
+export const WalletServerLive = (settings: WalletSettings, http: HttpSettings) =>
   HttpRouter.serve(walletRoutes(settings)).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port: settings.port }))
+    Layer.provide(nodeServer(settings.port, http))
   )
