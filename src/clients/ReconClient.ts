@@ -1,10 +1,11 @@
 // admin_service's client of recon_service, derived from the recon HttpApi definition: the typed
-// client presents the admin caller's token through CallerAuth's client middleware, and every
-// failure (down, slow, an error envelope, an unexpected body) becomes one ReconUnavailable.
+// client presents the admin caller's token through CallerAuth's client middleware. recon refusing
+// a request about one SMS (400, 404, 409, 422) is a ReconRefused to pass on; every other failure
+// (down, slow, another error envelope, an unexpected body) becomes one ReconUnavailable.
 import { Cause, Context, Duration, Effect, Layer, Schema } from "effect"
 import { FetchHttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
-import type { TopInfo } from "../domain/Records.ts"
+import type { Sms as SmsRecord, SmsDetail as SmsDetailRecord, TopInfo } from "../domain/Records.ts"
 import { CallerAuth, TOKEN_HEADER } from "../http/CallerAuth.ts"
 import { ReconApi } from "../http/ReconApi.ts"
 
@@ -14,6 +15,14 @@ export const DEFAULT_TIMEOUT = Duration.seconds(2)
 export class ReconUnavailable extends Schema.TaggedError<ReconUnavailable>()("ReconUnavailable", {
   detail: Schema.String
 }) {}
+
+/** recon's answer to a request it refused, to show the operator as it is. */
+export class ReconRefused extends Schema.TaggedError<ReconRefused>()("ReconRefused", {
+  status: Schema.Literals([400, 404, 409, 422]),
+  detail: Schema.String
+}) {}
+
+const refusable = new Set([400, 404, 409, 422])
 
 export interface ReconClientOptions {
   readonly baseUrl: string
@@ -39,9 +48,28 @@ const describe = (error: unknown, timeout: Duration.Input): string => {
   return "recon_service gave an unexpected answer"
 }
 
+type Sms = typeof SmsRecord.Type
+type SmsDetail = typeof SmsDetailRecord.Type
+export interface CheckRequest {
+  readonly id: number
+  readonly result: "pass" | "reject"
+  readonly operator: string
+}
+export interface ResolveRequest {
+  readonly id: number
+  readonly action: "approve" | "reject"
+  readonly deposit_id?: number
+  readonly operator: string
+}
+
 export class ReconClient extends Context.Service<ReconClient, {
   /** recon's four top-info counters, within the timeout. */
   readonly topInfo: Effect.Effect<TopInfo, ReconUnavailable>
+  readonly getSms: (id: number) => Effect.Effect<SmsDetail, ReconRefused | ReconUnavailable>
+  /** /shooter/sms/check: a need_check SMS passed on to parsing or rejected, by `operator`. */
+  readonly checkSms: (payload: CheckRequest) => Effect.Effect<Sms, ReconRefused | ReconUnavailable>
+  /** /shooter/sms/resolve: a manual_review or unmatched SMS approved to a deposit or rejected, by `operator`. */
+  readonly resolveSms: (payload: ResolveRequest) => Effect.Effect<Sms, ReconRefused | ReconUnavailable>
 }>()("recon/clients/ReconClient") {
   static readonly layer = (options: ReconClientOptions) => {
     const timeout = options.timeout ?? DEFAULT_TIMEOUT
@@ -52,19 +80,32 @@ export class ReconClient extends Context.Service<ReconClient, {
       ReconClient,
       Effect.gen(function*() {
         const client = yield* HttpApiClient.make(ReconApi, { baseUrl: options.baseUrl })
-        return {
-          topInfo: client.stats.topInfo({ payload: {} }).pipe(
+        /** The answer's data within the timeout; `refuse`: recon's refusals of the request are passed on. */
+        const answer = <A, E, Refused = never>(call: Effect.Effect<{ readonly data: A }, E>, refuse = false) =>
+          call.pipe(
             Effect.map((envelope) => envelope.data),
             Effect.timeout(timeout),
-            Effect.catchCause((cause): Effect.Effect<never, ReconUnavailable> => {
+            Effect.catchCause((cause): Effect.Effect<never, ReconUnavailable | Refused> => {
               if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
               const reasons = cause.reasons
               const failure = reasons.find((r) => r._tag === "Fail")
               // A defect inside the client (never expected) still only makes recon unavailable.
               const error = failure?._tag === "Fail" ? failure.error : reasons.find((r) => r._tag === "Die")
+              if (refuse && isEnvelope(error) && refusable.has(error.status)) {
+                const data = (error as { data?: { detail?: unknown } | null }).data
+                return Effect.fail(new ReconRefused({
+                  status: error.status as ReconRefused["status"],
+                  detail: typeof data?.detail === "string" ? data.detail : error.msg
+                }) as Refused)
+              }
               return Effect.fail(new ReconUnavailable({ detail: describe(error, timeout) }))
             })
           )
+        return {
+          topInfo: answer(client.stats.topInfo({ payload: {} })),
+          getSms: (id) => answer<SmsDetail, unknown, ReconRefused>(client.sms.get({ payload: { id } }), true),
+          checkSms: (payload) => answer<Sms, unknown, ReconRefused>(client.sms.check({ payload }), true),
+          resolveSms: (payload) => answer<Sms, unknown, ReconRefused>(client.sms.resolve({ payload }), true)
         }
       })
     ).pipe(Layer.provide([callerToken, FetchHttpClient.layer]))

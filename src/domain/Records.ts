@@ -99,6 +99,17 @@ export const SmsDetailRow = Schema.Struct({
 })
 export const SmsDetail = Schema.toType(SmsDetailRow)
 
+/** One person's decision on an SMS (sms/check, sms/resolve), as sms/get shows it inside `match`. */
+export const DecisionRow = Schema.Struct({
+  operator: NullableString,
+  action: Schema.Literals(["pass", "reject", "approve"]),
+  deposit_id: Schema.NullOr(DbId),
+  from_status: SmsStatus,
+  to_status: SmsStatus,
+  decided_at: DbTime
+})
+export type Decision = typeof DecisionRow.Type
+
 export const TopInfo = Schema.Struct({
   sms_need_check_cnt: Schema.Int,
   parse_fail_cnt: Schema.Int,

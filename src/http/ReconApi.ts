@@ -11,6 +11,8 @@ const opt = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullO
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 const NonEmptyText = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
 const Id = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+/** Who decided (/shooter/sms/check, /shooter/sms/resolve). */
+const Operator = NonEmptyText(64)
 const IsoTime = Schema.String.check(Schema.makeFilter((s) => !Number.isNaN(Date.parse(s)) || "expected an ISO-8601 time"))
 
 const Paging = {
@@ -81,7 +83,14 @@ export class SmsGroup extends HttpApiGroup.make("sms").add(
   }, Page(Sms)),
   post("get", "/shooter/sms/get", ById.fields, SmsDetail),
   post("reset", "/shooter/sms/reset", ById.fields, Sms),
-  post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]) }, Sms)
+  post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]), operator: opt(Operator) }, Sms),
+  post("resolve", "/shooter/sms/resolve", {
+    id: Id,
+    action: Schema.Literals(["approve", "reject"]),
+    deposit_id: opt(Id),
+    operator: Operator
+  }, Sms).annotate(OpenApi.Description, "How a person ends a review: approve a manual_review or unmatched SMS to a pending " +
+    "deposit of its amount (then approving, and the worker takes it through the wallet), or reject it. 409 in any other status.")
 ) {}
 
 export class DeviceGroup extends HttpApiGroup.make("device").add(

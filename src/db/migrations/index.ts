@@ -7,6 +7,7 @@ import admin from "./0003_admin_tables.ts"
 import smsStatusCounts from "./0004_sms_status_counts.ts"
 import worker from "./0005_worker.ts"
 import adminSessions from "./0006_admin_sessions.ts"
+import smsDecisions from "./0011_sms_decisions.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -14,5 +15,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 3, name: "admin_tables", statements: admin },
   { id: 4, name: "sms_status_counts", statements: smsStatusCounts },
   { id: 5, name: "worker", statements: worker },
-  { id: 6, name: "admin_sessions", statements: adminSessions }
+  { id: 6, name: "admin_sessions", statements: adminSessions },
+  { id: 11, name: "sms_decisions", statements: smsDecisions }
 ]
