@@ -37,6 +37,9 @@ export const orAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A
       ? Effect.fail(fail(503, "the database is unreachable"))
       : Effect.die(error))
 
+/** The columns of an SMS record (DESIGN section 5), as SmsRow decodes them. */
+export const smsColumns = "id, device_id, sender, body, received_at, status, bank, payer_name, amount::text AS amount, deposit_id, created_at"
+
 const escapeLike = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 export interface NewRegistration {
@@ -121,7 +124,6 @@ const make = Effect.gen(function*() {
   const notify = (table: string) => sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${table})`
 
   const registrationColumns = "id, device_id, name, format, api_url, silence_alert_s, enabled, listener_status, last_event_at, created_at"
-  const smsColumns = "id, device_id, sender, body, received_at, status, bank, payer_name, amount::text AS amount, deposit_id, created_at"
 
   return {
     listRegistrations: (p: Paging & { readonly device_id?: string | null | undefined; readonly enabled?: boolean | null | undefined }) =>

@@ -7,19 +7,19 @@ import { CallerAuth } from "./CallerAuth.ts"
 import { ErrorEnvelopes, Ok } from "./Envelope.ts"
 
 /** Absent, or null (treated as absent). */
-const opt = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
+export const opt = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max))
 const NonEmptyText = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
-const Id = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+export const Id = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 /** Who decided (/shooter/sms/check, /shooter/sms/resolve). */
 const Operator = NonEmptyText(64)
 const IsoTime = Schema.String.check(Schema.makeFilter((s) => !Number.isNaN(Date.parse(s)) || "expected an ISO-8601 time"))
 
-const Paging = {
+export const Paging = {
   page: opt(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   page_size: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })))
 }
-const Page = <S extends Schema.Top>(item: S) =>
+export const Page = <S extends Schema.Top>(item: S) =>
   Schema.Struct({ items: Schema.Array(item), total: Schema.Int, page: Schema.Int, page_size: Schema.Int })
 
 const ById = Schema.Struct({ id: Id })

@@ -127,9 +127,9 @@ export interface SocketClient {
   readonly close: () => void
 }
 
-export const openSocket = (base: string, token: string): Promise<SocketClient> =>
+export const openSocket = (base: string, token: string, query = ""): Promise<SocketClient> =>
   new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/ws/top-info?token=${encodeURIComponent(token)}`)
+    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/ws/top-info?token=${encodeURIComponent(token)}${query}`)
     const queue: Array<TopInfoMessage> = []
     const waiters: Array<(m: TopInfoMessage) => void> = []
     let count = 0
