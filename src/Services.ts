@@ -3,8 +3,9 @@ import { Effect, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.ts"
 import { readAdminSettings, readDatabaseUrl, readLogSettings, readReconSettings, readWorkerSettings, withDevTokens } from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
-import { DatabaseLive, DatabaseUrl } from "./db/Database.ts"
+import { DatabaseLive, DatabaseUrl, EMBEDDED_DATA_DIR } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
+import { DEMO_DATA_DIR, DemoLive } from "./demo/Demo.ts"
 import { ReconServerLive } from "./http/ReconServer.ts"
 import { launchUntilFatal, WorkerLive } from "./loops/Runtime.ts"
 
@@ -15,7 +16,9 @@ const Migrated = Layer.effectDiscard(runMigrations().pipe(
 ))
 
 export const main = (command: Command, args: ReadonlyArray<string>) => {
-  if (args.length > 0) {
+  // `all --demo`: the same services on the demo's own embedded database, with the simulated phone.
+  const demo = command === "all" && args.length === 1 && args[0] === "--demo"
+  if (args.length > 0 && !demo) {
     process.stderr.write(`${command}: unexpected arguments: ${args.join(" ")}\n`)
     process.exit(2)
   }
@@ -26,7 +29,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     const recon = runs("recon") ? readReconSettings(config) : undefined
     const worker = runs("worker") ? readWorkerSettings(config) : undefined
     return {
-      databaseUrl: readDatabaseUrl(config),
+      databaseUrl: demo ? undefined : readDatabaseUrl(config),
       recon,
       worker,
       // `all` wires admin to the recon and worker ports of the same process.
@@ -44,6 +47,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
   }
 
   const { recon, worker, admin } = settings
+  const dataDir = demo ? DEMO_DATA_DIR : EMBEDDED_DATA_DIR
   const announce = Layer.effectDiscard(Effect.gen(function*() {
     const db = yield* DatabaseUrl
     const lines = [
@@ -52,7 +56,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
         ? [`recon_worker     http://127.0.0.1:${worker.port}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
         : []),
       ...(admin ? [`admin_service    http://127.0.0.1:${admin.port}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
-      `database         ${db.embedded ? "embedded PostgreSQL (.data/pg)" : "DATABASE_URL"}`,
+      `database         ${db.embedded ? `embedded PostgreSQL (${dataDir})` : "DATABASE_URL"}`,
       ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`)
     ]
     console.log(lines.join("\n"))
@@ -61,10 +65,11 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     recon ? ReconServerLive(recon) : Layer.empty,
     worker ? WorkerLive(worker) : Layer.empty,
     admin ? AdminServerLive(admin) : Layer.empty,
-    announce
+    announce,
+    demo && admin && worker ? DemoLive({ admin: admin.port, push: worker.port }) : Layer.empty
   ).pipe(
     Layer.provide(Migrated),
-    Layer.provideMerge(DatabaseLive(settings.databaseUrl))
+    Layer.provideMerge(DatabaseLive(settings.databaseUrl, dataDir))
   )
   // The worker gives up (restart intensity exceeded) through Fatal: the services stop in order, exit 1.
   runCommand(launchUntilFatal(app), env)

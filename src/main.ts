@@ -9,6 +9,7 @@ const usage = `usage: recon <command>
   admin      admin_service: dashboard, top-info, websocket (port 8016)
   admin --create-user NAME   add a back-office operator (password prompted, or ADMIN_PASSWORD)
   all        every service in one process (embedded PostgreSQL when DATABASE_URL is unset)
+  all --demo the same on its own database (.data/demo), with demo data and a simulated phone
   migrate    apply the database migrations and exit
   probe      worker health check: reads the heartbeat file, exit 0 ready / 1 not
   meta       metadata doctor for NocoBase: meta audit | repair | refresh | pretty-node`

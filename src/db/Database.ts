@@ -1,26 +1,29 @@
 // The one PostgreSQL client of a process: DATABASE_URL, or the embedded server under ./.data/pg
-// started with the process and stopped with it.
+// (the demo's under ./.data/demo) started with the process and stopped with it.
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import { resolve } from "node:path"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
 
+/** Where the embedded server keeps its data, relative to the working directory. */
+export const EMBEDDED_DATA_DIR = ".data/pg"
+
 export class DatabaseUrl extends Context.Service<DatabaseUrl, {
   readonly url: Redacted.Redacted<string>
   readonly embedded: boolean
 }>()("recon/db/Database/DatabaseUrl") {
-  /** DATABASE_URL when set; else start (or reuse) the embedded cluster in ./.data/pg. */
-  static readonly layer = (databaseUrl: string | undefined) =>
+  /** DATABASE_URL when set; else start (or reuse) the embedded cluster in `dataDir` (./.data/pg). */
+  static readonly layer = (databaseUrl: string | undefined, dataDir = EMBEDDED_DATA_DIR) =>
     Layer.effect(
       DatabaseUrl,
       databaseUrl !== undefined && databaseUrl !== ""
         ? Effect.succeed({ url: Redacted.make(databaseUrl), embedded: false })
         : Effect.acquireRelease(
           Effect.tryPromise({
-            try: () => startEmbeddedPostgres({ dir: resolve(".data/pg"), persistent: true }),
+            try: () => startEmbeddedPostgres({ dir: resolve(dataDir), persistent: true }),
             catch: (cause) => new Error(`embedded PostgreSQL did not start: ${String(cause)}`)
           }).pipe(
-            Effect.tap((cluster) => Effect.logInfo(`embedded PostgreSQL on 127.0.0.1:${cluster.port} (data in .data/pg)`)),
+            Effect.tap((cluster) => Effect.logInfo(`embedded PostgreSQL on 127.0.0.1:${cluster.port} (data in ${dataDir})`)),
             Effect.orDie
           ),
           (cluster) => Effect.promise(() => cluster.stop()).pipe(Effect.ignore)
@@ -39,10 +42,10 @@ export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly max
   })
 
 /** SqlClient + PgClient on DATABASE_URL or the embedded server. */
-export const DatabaseLive = (databaseUrl: string | undefined) =>
+export const DatabaseLive = (databaseUrl: string | undefined, dataDir?: string) =>
   Layer.unwrap(Effect.gen(function*() {
     const { url } = yield* DatabaseUrl
     return pgLayer(url)
   })).pipe(
-    Layer.provideMerge(DatabaseUrl.layer(databaseUrl))
+    Layer.provideMerge(DatabaseUrl.layer(databaseUrl, dataDir))
   )
