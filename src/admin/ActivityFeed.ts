@@ -42,12 +42,14 @@ const make = Effect.gen(function*() {
   const push = (poll: boolean) =>
     Effect.suspend(() => hub.size() === 0 ? Effect.void : Effect.gen(function*() {
       const { data, message } = yield* read
-      // `last` is what every client has seen since it connected (clients that joined since got newer).
-      const changed = data !== undefined && data !== last
+      // `last` is what every client has seen since it connected (clients that joined since got newer);
+      // the database being away is said once, not every poll.
+      const key = data ?? "unavailable"
+      const changed = key !== last
       const first = last === undefined
-      if (data !== undefined) last = data
-      if (!poll || changed || data === undefined) yield* hub.broadcast(message)
-      if (poll && changed && !first) yield* Effect.ignore(topInfo.sync)
+      last = key
+      if (!poll || changed) yield* hub.broadcast(message)
+      if (poll && changed && !first && data !== undefined) yield* Effect.ignore(topInfo.sync)
     }))
 
   yield* push(true).pipe(
