@@ -5,8 +5,9 @@ import {
   readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
 } from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
-import { DatabaseLive, DatabaseUrl } from "./db/Database.ts"
+import { DatabaseLive, DatabaseUrl, EMBEDDED_DATA_DIR } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
+import { DEMO_DATA_DIR, DemoLive } from "./demo/Demo.ts"
 import { listenUrl } from "./http/NodeServer.ts"
 import { ReconServerLive } from "./http/ReconServer.ts"
 import { WalletServerLive } from "./http/WalletServer.ts"
@@ -25,7 +26,9 @@ const DEV_TOKEN_FILE = ".data/dev-tokens.env"
 const stopLine = (line: string) => Layer.effectDiscard(Effect.addFinalizer(() => Effect.logInfo(line)))
 
 export const main = (command: Command, args: ReadonlyArray<string>) => {
-  if (args.length > 0) {
+  // `all --demo`: the same services on the demo's own embedded database, with the simulated phone.
+  const demo = command === "all" && args.length === 1 && args[0] === "--demo"
+  if (args.length > 0 && !demo) {
     process.stderr.write(`${command}: unexpected arguments: ${args.join(" ")}\n`)
     process.exit(2)
   }
@@ -39,7 +42,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     const worker = runs("worker") ? readWorkerSettings(config) : undefined
     const wallet = runs("wallet") ? readWalletSettings(config) : undefined
     return {
-      databaseUrl: readDatabaseUrl(config),
+      databaseUrl: demo ? undefined : readDatabaseUrl(config),
       // `all` is a developer's machine: loopback; a single service runs in a container: every interface.
       http: readHttpSettings(config, command === "all" ? "loopback" : "all"),
       recon,
@@ -61,6 +64,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
 
   const { recon, worker, admin, wallet, http } = settings
   const at = (port: number) => `${listenUrl(http.host, port)}${http.host === undefined ? " (all interfaces)" : ""}`
+  const dataDir = demo ? DEMO_DATA_DIR : EMBEDDED_DATA_DIR
   const announce = Layer.effectDiscard(Effect.gen(function*() {
     const db = yield* DatabaseUrl
     const lines = [
@@ -70,7 +74,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
         : []),
       ...(admin ? [`admin_service    ${at(admin.port)}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
       ...(wallet ? [`wallet_service   ${at(wallet.port)}  (GET /health, POST /internal/wallet/deposit/agree, GET /internal/wallet/balance)`] : []),
-      `database         ${db.embedded ? "embedded PostgreSQL (.data/pg)" : "DATABASE_URL"}`,
+      `database         ${db.embedded ? `embedded PostgreSQL (${dataDir})` : "DATABASE_URL"}`,
       ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`),
       ...(tokenFile === undefined ? [] : [
         `dev tokens kept in ${DEV_TOKEN_FILE} (mode 0600) and reused at every start; to use your own, set ${Object.keys(generated).join(" and ")}`
@@ -83,10 +87,11 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     worker ? WorkerLive(worker, http).pipe(Layer.provide(stopLine("recon_worker stopped"))) : Layer.empty,
     admin ? AdminServerLive(admin, http).pipe(Layer.provide(stopLine("admin_service stopped"))) : Layer.empty,
     wallet ? WalletServerLive(wallet, http).pipe(Layer.provide(stopLine("wallet_service stopped"))) : Layer.empty,
-    announce
+    announce,
+    demo && admin && worker ? DemoLive({ admin: admin.port, push: worker.port }) : Layer.empty
   ).pipe(
     Layer.provide(Migrated),
-    Layer.provideMerge(DatabaseLive(settings.databaseUrl))
+    Layer.provideMerge(DatabaseLive(settings.databaseUrl, dataDir))
   )
   // The worker gives up (restart intensity exceeded) through Fatal: the services stop in order, exit 1.
   runCommand(launchUntilFatal(app), env)

@@ -11,6 +11,7 @@ const usage = `usage: recon <command>
   wallet     wallet_service: approves deposits and credits balances (port 8018)
   deposit create --player NAME --amount N [--owner NAME] | deposit list [--status S]
   all        every service in one process (embedded PostgreSQL when DATABASE_URL is unset)
+  all --demo the same on its own database (.data/demo), with demo data and a simulated phone
   migrate    apply the database migrations and exit
   probe      worker health check: reads the heartbeat file, exit 0 ready / 1 not
   meta       metadata doctor for NocoBase: meta audit | repair | refresh | pretty-node

@@ -1,12 +1,16 @@
 // The JSON routes of admin_service (DESIGN section 7) as a pure HttpApi definition: the sync
-// endpoint for the recon worker, operator sign-in, and the operator's top-info and worker health.
+// endpoint for the recon worker, operator sign-in, the operator's top-info and worker health, and
+// the review queue.
 // The websocket and the dashboard page are plain routes beside it (TopInfoSocket, Dashboard).
 import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import { PgString } from "../domain/PgValues.ts"
+import { ReviewStatuses } from "../db/AdminStore.ts"
+import { ReviewItem, Sms } from "../domain/Records.ts"
 import { HeartbeatJson } from "../health/Heartbeat.ts"
 import { CallerAuth } from "../http/CallerAuth.ts"
 import { ErrorEnvelopes, errorEnvelope, Ok } from "../http/Envelope.ts"
+import { Id, opt, Page, Paging } from "../http/ReconApi.ts"
 import type { Session } from "./SessionTokens.ts"
 
 /** The operator a valid session token names, for the handlers behind OperatorAuth. */
@@ -72,9 +76,33 @@ export class OperatorGroup extends HttpApiGroup.make("operator").add(
   HttpApiEndpoint.get("workerHealth", "/api/worker-health", { success: Ok(WorkerHealthData), error: ErrorEnvelopes })
 ).middleware(OperatorAuth) {}
 
+export const ReviewStatus = Schema.Literals(ReviewStatuses)
+
+export const ReviewPageData = Schema.Struct({
+  ...Page(ReviewItem).fields,
+  counts: Schema.Struct({ need_check: Count, manual_review: Count, unmatched: Count })
+})
+export type ReviewPageData = typeof ReviewPageData.Type
+
+/** The review queue: POSTs with JSON bodies, the operator's session checked first. */
+export class ReviewGroup extends HttpApiGroup.make("review").add(
+  HttpApiEndpoint.post("list", "/api/review/list", {
+    payload: Schema.Struct({ ...Paging, status: opt(ReviewStatus) }),
+    success: Ok(ReviewPageData),
+    error: ErrorEnvelopes
+  }),
+  HttpApiEndpoint.post("resolve", "/api/review/resolve", {
+    // pass/reject of a need_check SMS; approve (with deposit_id)/reject of a manual_review or unmatched one.
+    payload: Schema.Struct({ sms_id: Id, action: Schema.Literals(["pass", "reject", "approve"]), deposit_id: opt(Id) }),
+    success: Ok(Sms),
+    error: ErrorEnvelopes
+  })
+).middleware(JsonBody).middleware(OperatorAuth) {}
+
 export class AdminApi extends HttpApi.make("admin")
   .add(SyncGroup)
   .add(AuthGroup)
   .add(OperatorGroup)
+  .add(ReviewGroup)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
 {}

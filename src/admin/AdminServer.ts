@@ -9,6 +9,7 @@ import { AdminStore } from "../db/AdminStore.ts"
 import { EnvelopeMiddleware } from "../http/EnvelopeMiddleware.ts"
 import { nodeServer } from "../http/NodeServer.ts"
 import { CallerAuthLive } from "../http/TokenAuth.ts"
+import { ActivityFeed } from "./ActivityFeed.ts"
 import { AdminApi } from "./AdminApi.ts"
 import { JsonBodyLive, OperatorAuthLive } from "./AdminAuth.ts"
 import { adminHandlers } from "./AdminHandlers.ts"
@@ -23,7 +24,8 @@ import { WorkerHealth } from "./WorkerHealth.ts"
 
 /** What the routes run on: the feed, the counters, the clients and the session keys (given a SqlClient). */
 const adminServices = (settings: AdminSettings) =>
-  TopInfoFeed.layer.pipe(
+  ActivityFeed.layer.pipe(
+    Layer.provideMerge(TopInfoFeed.layer),
     Layer.provideMerge(Layer.mergeAll(TopInfo.layer, WorkerHealth.layer(settings.workerHealthUrl),
       Operators.layer.pipe(Layer.provide(SignInLimits.layer(settings.signInLimits))))),
     Layer.provideMerge(Layer.mergeAll(

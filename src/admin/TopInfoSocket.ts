@@ -1,12 +1,14 @@
 // GET /ws/top-info: the operator's token (`token` query parameter, which browsers can send, or
 // `Authorization: Bearer`) is checked before the upgrade, so a bad one gets a plain 401 envelope.
-// The upgraded socket is then served by TopInfoFeed until the client leaves or is dropped.
+// The upgraded socket is then served by TopInfoFeed until the client leaves or is dropped, and, for
+// a client that asks with `?with=activity` (the dashboard), by ActivityFeed beside it.
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
 import type { Socket as NetSocket } from "node:net"
 import { fail } from "../http/Envelope.ts"
+import { ActivityFeed } from "./ActivityFeed.ts"
 import type { Connection } from "./ClientHub.ts"
 import { authenticate } from "./AdminAuth.ts"
 import { SessionTokens } from "./SessionTokens.ts"
@@ -14,8 +16,10 @@ import { TopInfoFeed } from "./TopInfoFeed.ts"
 
 export const SOCKET_PATH = "/ws/top-info"
 
+const queryOf = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://admin.invalid").searchParams
+
 const presentedToken = (request: HttpServerRequest.HttpServerRequest): string => {
-  const query = new URL(request.url, "http://admin.invalid").searchParams.get("token")
+  const query = queryOf(request).get("token")
   if (query !== null) return query
   const header = request.headers.authorization ?? ""
   return /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, "").trim() : ""
@@ -50,14 +54,24 @@ export const serveUpgraded = (
 
 export const TopInfoSocketRoute = Layer.unwrap(Effect.gen(function*() {
   const feed = yield* TopInfoFeed
+  const activity = yield* ActivityFeed
   const tokens = yield* SessionTokens
+  /** Both feeds on one socket: the activity client leaves when the top-info one does (one reader). */
+  const serveBoth = (connection: Connection, reading: Effect.Effect<void>) =>
+    Effect.gen(function*() {
+      const left = yield* Deferred.make<void>()
+      yield* Effect.all([
+        feed.serve(connection, Effect.ensuring(reading, Deferred.succeed(left, undefined))),
+        activity.serve(connection, Deferred.await(left))
+      ], { concurrency: 2, discard: true })
+    })
   return HttpRouter.add("GET", SOCKET_PATH, (request) =>
     Effect.gen(function*() {
       yield* authenticate(presentedToken(request)).pipe(Effect.provideService(SessionTokens, tokens))
       if ((request.headers.upgrade ?? "").toLowerCase() !== "websocket") {
         return yield* fail(400, "expected a websocket upgrade (Upgrade: websocket)")
       }
-      yield* serveUpgraded(request, feed.serve)
+      yield* serveUpgraded(request, queryOf(request).get("with") === "activity" ? serveBoth : feed.serve)
       return HttpServerResponse.empty()
     }))
 }))

@@ -1,12 +1,13 @@
 // admin_service's client of recon_service, derived from the recon HttpApi definition: the typed
-// client presents the admin caller's token through CallerAuth's client middleware, and every
-// failure (down, slow, an error envelope, an unexpected body) becomes one ReconUnavailable.
+// client presents the admin caller's token through CallerAuth's client middleware. recon refusing
+// a request about one SMS (400, 404, 409, 422) is a ReconRefused to pass on; every other failure
+// (down, slow, another error envelope, an unexpected body) becomes one ReconUnavailable.
 import { Cause, Context, Duration, Effect, Layer, Redacted, Schema } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-import type { TopInfo } from "../domain/Records.ts"
+import type { Sms as SmsRecord, SmsDetail as SmsDetailRecord, TopInfo } from "../domain/Records.ts"
 import { ReconApi } from "../http/ReconApi.ts"
-import { describeFailure, failureOf, presentToken } from "./Upstream.ts"
+import { describeFailure, failureOf, isEnvelope, presentToken } from "./Upstream.ts"
 
 export const DEFAULT_TIMEOUT = Duration.seconds(2)
 
@@ -15,15 +16,42 @@ export class ReconUnavailable extends Schema.TaggedError<ReconUnavailable>()("Re
   detail: Schema.String
 }) {}
 
+/** recon's answer to a request it refused, to show the operator as it is. */
+export class ReconRefused extends Schema.TaggedError<ReconRefused>()("ReconRefused", {
+  status: Schema.Literals([400, 404, 409, 422]),
+  detail: Schema.String
+}) {}
+
+const refusable = new Set([400, 404, 409, 422])
+
 export interface ReconClientOptions {
   readonly baseUrl: string
   readonly token: string
   readonly timeout?: Duration.Input | undefined
 }
 
+type Sms = typeof SmsRecord.Type
+type SmsDetail = typeof SmsDetailRecord.Type
+export interface CheckRequest {
+  readonly id: number
+  readonly result: "pass" | "reject"
+  readonly operator: string
+}
+export interface ResolveRequest {
+  readonly id: number
+  readonly action: "approve" | "reject"
+  readonly deposit_id?: number
+  readonly operator: string
+}
+
 export class ReconClient extends Context.Service<ReconClient, {
   /** recon's four top-info counters, within the timeout. */
   readonly topInfo: Effect.Effect<TopInfo, ReconUnavailable>
+  readonly getSms: (id: number) => Effect.Effect<SmsDetail, ReconRefused | ReconUnavailable>
+  /** /shooter/sms/check: a need_check SMS passed on to parsing or rejected, by `operator`. */
+  readonly checkSms: (payload: CheckRequest) => Effect.Effect<Sms, ReconRefused | ReconUnavailable>
+  /** /shooter/sms/resolve: a manual_review or unmatched SMS approved to a deposit or rejected, by `operator`. */
+  readonly resolveSms: (payload: ResolveRequest) => Effect.Effect<Sms, ReconRefused | ReconUnavailable>
 }>()("recon/clients/ReconClient") {
   static readonly layer = (options: ReconClientOptions) => {
     const timeout = options.timeout ?? DEFAULT_TIMEOUT
@@ -31,16 +59,28 @@ export class ReconClient extends Context.Service<ReconClient, {
       ReconClient,
       Effect.gen(function*() {
         const client = yield* HttpApiClient.make(ReconApi, { baseUrl: options.baseUrl })
-        return {
-          topInfo: client.stats.topInfo({ payload: {} }).pipe(
+        /** The answer's data within the timeout; `refuse`: recon's refusals of the request are passed on. */
+        const answer = <A, E, Refused = never>(call: Effect.Effect<{ readonly data: A }, E>, refuse = false) =>
+          call.pipe(
             Effect.map((envelope) => envelope.data),
             Effect.timeout(timeout),
-            Effect.catchCause((cause): Effect.Effect<never, ReconUnavailable> =>
-              Cause.hasInterruptsOnly(cause)
-                ? Effect.interrupt
-                : Effect.fail(new ReconUnavailable({ detail: describeFailure("recon_service", failureOf(cause), timeout) }))
-            )
+            Effect.catchCause((cause): Effect.Effect<never, ReconUnavailable | Refused> => {
+              if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+              const error = failureOf(cause)
+              if (refuse && isEnvelope(error) && refusable.has(error.status)) {
+                return Effect.fail(new ReconRefused({
+                  status: error.status as ReconRefused["status"],
+                  detail: typeof error.data?.detail === "string" ? error.data.detail : error.msg
+                }) as Refused)
+              }
+              return Effect.fail(new ReconUnavailable({ detail: describeFailure("recon_service", error, timeout) }))
+            })
           )
+        return {
+          topInfo: answer(client.stats.topInfo({ payload: {} })),
+          getSms: (id) => answer<SmsDetail, unknown, ReconRefused>(client.sms.get({ payload: { id } }), true),
+          checkSms: (payload) => answer<Sms, unknown, ReconRefused>(client.sms.check({ payload }), true),
+          resolveSms: (payload) => answer<Sms, unknown, ReconRefused>(client.sms.resolve({ payload }), true)
         }
       })
     ).pipe(Layer.provide([presentToken(Redacted.make(options.token)), FetchHttpClient.layer]))

@@ -1,5 +1,6 @@
 // The one PostgreSQL client of a process: DATABASE_URL, or the embedded server under ./.data/pg
-// started with the process and stopped with it, after everything that uses it.
+// (the demo's under ./.data/demo) started with the process and stopped with it, after everything
+// that uses it.
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -7,15 +8,18 @@ import { resolve } from "node:path"
 import { CommandFailed } from "../config/Runner.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
 
+/** Where the embedded server keeps its data, relative to the working directory. */
+export const EMBEDDED_DATA_DIR = ".data/pg"
+
 export class DatabaseUrl extends Context.Service<DatabaseUrl, {
   readonly url: Redacted.Redacted<string>
   readonly embedded: boolean
 }>()("recon/db/Database/DatabaseUrl") {
   /**
-   * DATABASE_URL when set; else start (or reuse) the embedded cluster in ./.data/pg. Released
-   * last: the pool built on it is closed first, then the embedded server stops (one line each).
+   * DATABASE_URL when set; else start (or reuse) the embedded cluster in `dataDir` (./.data/pg).
+   * Released last: the pool built on it is closed first, then the embedded server stops (one line each).
    */
-  static readonly layer = (databaseUrl: string | undefined) =>
+  static readonly layer = (databaseUrl: string | undefined, dataDir = EMBEDDED_DATA_DIR) =>
     Layer.effect(
       DatabaseUrl,
       Effect.gen(function*() {
@@ -24,12 +28,12 @@ export class DatabaseUrl extends Context.Service<DatabaseUrl, {
         }
         const cluster = yield* Effect.acquireRelease(
           Effect.tryPromise({
-            try: () => startEmbeddedPostgres({ dir: resolve(".data/pg"), persistent: true }),
+            try: () => startEmbeddedPostgres({ dir: resolve(dataDir), persistent: true }),
             catch: (cause) => new CommandFailed({ message: `embedded PostgreSQL did not start: ${cause instanceof Error ? cause.message : String(cause)}` })
           }),
           (cluster) => Effect.promise(() => cluster.stop()).pipe(Effect.andThen(Effect.logInfo("embedded PostgreSQL stopped")))
         )
-        yield* Effect.logInfo(`embedded PostgreSQL on 127.0.0.1:${cluster.port} (data in .data/pg, its password in .data/pg.password)`)
+        yield* Effect.logInfo(`embedded PostgreSQL on 127.0.0.1:${cluster.port} (data in ${dataDir}, its password in ${dataDir}.password)`)
         return { url: Redacted.make(cluster.url), embedded: true }
       })
     )
@@ -77,7 +81,7 @@ const reachable = (url: Redacted.Redacted<string>) =>
   }))
 
 /** SqlClient + PgClient on DATABASE_URL or the embedded server. */
-export const DatabaseLive = (databaseUrl: string | undefined) => {
+export const DatabaseLive = (databaseUrl: string | undefined, dataDir?: string) => {
   let connected = false
   return Layer.unwrap(Effect.gen(function*() {
     const { url } = yield* DatabaseUrl
@@ -88,6 +92,6 @@ export const DatabaseLive = (databaseUrl: string | undefined) => {
       Layer.provideMerge(pgLayer(url))
     )
   })).pipe(
-    Layer.provideMerge(DatabaseUrl.layer(databaseUrl))
+    Layer.provideMerge(DatabaseUrl.layer(databaseUrl, dataDir))
   )
 }

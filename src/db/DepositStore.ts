@@ -3,6 +3,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { DbId, DbTime, DbTimeOrNull } from "./Codecs.ts"
+import { amountText } from "./ReconStore.ts"
 
 export const DEPOSIT_STATUSES = ["pending", "approved", "rejected", "expired"] as const
 export type DepositStatus = (typeof DEPOSIT_STATUSES)[number]
@@ -61,7 +62,7 @@ const make = Effect.gen(function*() {
 
     /** Deposits newest first, optionally of one status. */
     list: (filter: { readonly status?: DepositStatus | undefined; readonly limit: number }): Effect.Effect<ReadonlyArray<DepositRow>, SqlError.SqlError> =>
-      sql`SELECT d.id, d.player_id, p.name AS player, d.from_bank_owner, d.amount::text AS amount, d.status,
+      sql`SELECT d.id, d.player_id, p.name AS player, d.from_bank_owner, ${sql.literal(amountText("d.amount"))} AS amount, d.status,
           d.task_status, d.sms_id, d.created_at, d.approved_at
         FROM recon.deposit AS d JOIN recon.player AS p ON p.id = d.player_id
         WHERE ${filter.status === undefined ? sql`true` : sql`d.status = ${filter.status}`}

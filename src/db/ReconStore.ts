@@ -4,8 +4,9 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { ApiFailure, fail } from "../http/Envelope.ts"
-import { DeviceRow, PhoneRow, RegistrationRow, SmsDetailRow, SmsRow, TemplateRow } from "../domain/Records.ts"
+import { DecisionRow, DeviceRow, PhoneRow, RegistrationRow, SmsDetailRow, SmsRow, TemplateRow } from "../domain/Records.ts"
 import type { PushFormat, SmsStatus } from "../domain/Records.ts"
+import { compactForComparison } from "../domain/SmsText.ts"
 
 export const CHANGES_CHANNEL = "recon_changes"
 
@@ -36,6 +37,12 @@ export const orAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A
       ? Effect.fail(fail(503, "the database is unreachable"))
       : Effect.die(error))
 
+/** The columns of an SMS record (DESIGN section 5), as SmsRow decodes them. */
+/** An amount as DESIGN section 4 writes it: "50000", "12.50" (no ".00" on whole won). */
+export const amountText = (column: string) => `CASE WHEN ${column} = trunc(${column}) THEN trunc(${column})::text ELSE ${column}::text END`
+
+export const smsColumns = `id, device_id, sender, body, received_at, status, bank, payer_name, ${amountText("amount")} AS amount, deposit_id, created_at`
+
 const escapeLike = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 export interface NewRegistration {
@@ -53,6 +60,28 @@ export interface NewTemplate {
   readonly rule: string
   readonly rule_source: "builtin" | "manual" | "ai"
 }
+/** A person's end of a review (/shooter/sms/resolve). */
+export interface Resolution {
+  readonly id: number
+  readonly action: "approve" | "reject"
+  /** The chosen pending deposit (approve only). */
+  readonly deposit_id: number | null
+  readonly operator: string
+}
+
+/** Deposit ids a match detail names as candidates (plain ids, or objects with `deposit_id`/`id`). */
+const candidateIds = (match: unknown): ReadonlySet<number> => {
+  const list = typeof match === "object" && match !== null ? (match as { candidates?: unknown }).candidates : undefined
+  const ids = new Set<number>()
+  if (!Array.isArray(list)) return ids
+  for (const item of list) {
+    const id = typeof item === "object" && item !== null ? (item as { deposit_id?: unknown; id?: unknown }).deposit_id ?? (item as { id?: unknown }).id : item
+    const n = Number(id)
+    if (Number.isSafeInteger(n)) ids.add(n)
+  }
+  return ids
+}
+
 export interface SmsFilter extends Paging {
   readonly status?: SmsStatus | null | undefined
   readonly device_id?: string | null | undefined
@@ -98,9 +127,6 @@ const make = Effect.gen(function*() {
   const notify = (table: string) => sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${table})`
 
   const registrationColumns = "id, device_id, name, format, api_url, silence_alert_s, enabled, listener_status, last_event_at, created_at"
-  // Amounts as DESIGN section 4 writes them: "50000", "12.50" (no ".00" on whole won).
-  const smsColumns = "id, device_id, sender, body, received_at, status, bank, payer_name, "
-    + "CASE WHEN amount = trunc(amount) THEN trunc(amount)::text ELSE amount::text END AS amount, deposit_id, created_at"
 
   return {
     listRegistrations: (p: Paging & { readonly device_id?: string | null | undefined; readonly enabled?: boolean | null | undefined }) =>
@@ -180,11 +206,16 @@ const make = Effect.gen(function*() {
       ]), f),
 
     getSms: (id: number) =>
-      orAway(Effect.flatMap(
-        sql`SELECT ${sql.literal(smsColumns)}, duplicate_of, parse_detail AS parse, match_detail AS match
-            FROM recon.shooter_sms WHERE id = ${id}`,
-        one(SmsDetailRow, `sms ${id}`)
-      )),
+      orAway(Effect.gen(function*() {
+        const row = yield* one(SmsDetailRow, `sms ${id}`)(yield* sql`SELECT ${sql.literal(smsColumns)}, duplicate_of,
+            parse_detail AS parse, match_detail AS match FROM recon.shooter_sms WHERE id = ${id}`)
+        const decisions = yield* decodeRows(DecisionRow)(yield* sql`SELECT operator, action, deposit_id, from_status, to_status,
+            decided_at FROM recon.sms_decision WHERE sms_id = ${id} ORDER BY id`)
+        if (decisions.length === 0) return row
+        // The people's decisions sit beside what the worker found; the record's own fields stay as they are.
+        const found = row.match === null ? {} : typeof row.match === "object" && !Array.isArray(row.match) ? row.match : { detail: row.match }
+        return { ...row, match: { ...found, decisions } }
+      })),
 
     resetSms: (id: number) =>
       changeSmsStatus(id, (status) =>
@@ -193,12 +224,49 @@ const make = Effect.gen(function*() {
           : undefined, sql`status = 'received', bank = NULL, payer_name = NULL, amount = NULL, deposit_id = NULL,
             template_id = NULL, parse_detail = NULL, match_detail = NULL, duplicate_of = NULL`),
 
-    checkSms: (id: number, result: "pass" | "reject") =>
+    checkSms: (id: number, result: "pass" | "reject", operator: string | null = null) =>
       changeSmsStatus(id, (status) =>
         status === "need_check" ? undefined : `sms ${id} is ${status}, not need_check`,
         result === "pass"
           ? sql`status = 'received', check_result = 'pass', checked_at = now()`
-          : sql`status = 'rejected', check_result = 'reject', checked_at = now()`),
+          : sql`status = 'rejected', check_result = 'reject', checked_at = now()`,
+        (row) => decide(id, operator, result, null, "need_check", row.status)),
+
+    /**
+     * approve: a manual_review or unmatched SMS goes to `approving` with a pending deposit of its
+     * amount (the worker then takes it through the wallet); reject: to `rejected`. The decision is
+     * kept, and the review flags this SMS set are cleared where no other open review holds them.
+     */
+    resolveSms: (r: Resolution) =>
+      orAway(sql.withTransaction(Effect.gen(function*() {
+        const [sms] = yield* sql<{ status: SmsStatus; amount: string | null; payer_name: string | null; match: unknown }>`
+          SELECT status, amount::text AS amount, payer_name, match_detail AS match FROM recon.shooter_sms WHERE id = ${r.id} FOR UPDATE`
+        if (sms === undefined) return yield* fail(404, `sms ${r.id} not found`)
+        if (sms.status !== "manual_review" && sms.status !== "unmatched") {
+          return yield* fail(409, `sms ${r.id} is ${sms.status}, not manual_review or unmatched`)
+        }
+        const chosen = r.action === "approve" ? r.deposit_id : null
+        if (chosen !== null) {
+          const [deposit] = yield* sql<{ status: string; amount: string }>`SELECT status, amount::text AS amount
+            FROM recon.deposit WHERE id = ${chosen} FOR UPDATE`
+          if (deposit === undefined) return yield* fail(404, `deposit ${chosen} not found`)
+          if (deposit.status !== "pending") return yield* fail(409, `deposit ${chosen} is ${deposit.status}, not pending`)
+          if (sms.amount === null || deposit.amount !== sms.amount) {
+            return yield* fail(409, `deposit ${chosen} is for ${deposit.amount}, the SMS for ${sms.amount ?? "no amount"}`)
+          }
+          const [other] = yield* sql<{ id: bigint }>`SELECT id FROM recon.shooter_sms
+            WHERE deposit_id = ${chosen} AND status IN ('approving', 'approved') AND id <> ${r.id} LIMIT 1`
+          if (other !== undefined) return yield* fail(409, `deposit ${chosen} is already being approved with sms ${other.id}`)
+        }
+        const rows = yield* sql`UPDATE recon.shooter_sms
+          SET status = ${chosen === null ? "rejected" : "approving"}, deposit_id = ${chosen}, updated_at = now()
+          WHERE id = ${r.id} RETURNING ${sql.literal(smsColumns)}`
+        const [row] = yield* decodeRows(SmsRow)(rows)
+        yield* decide(r.id, r.operator, r.action, chosen, sms.status, row!.status)
+        yield* clearReviewFlags(r.id, sms, chosen)
+        yield* notify("shooter_sms")
+        return row!
+      }))),
 
     listDevices: (p: Paging & { readonly trusted?: boolean | null | undefined }) =>
       listPage(DeviceRow, "shooter_device", "id, device_id, name, trusted, last_seen_at, sms_count, created_at", sql.and([
@@ -249,7 +317,41 @@ const make = Effect.gen(function*() {
     })))
   }
 
-  function changeSmsStatus(id: number, refuse: (status: string) => string | undefined, set: ReturnType<typeof sql.and>) {
+  function decide(smsId: number, operator: string | null, action: "pass" | "reject" | "approve", depositId: number | null, from: SmsStatus, to: SmsStatus) {
+    return sql`INSERT INTO recon.sms_decision (sms_id, operator, action, deposit_id, from_status, to_status)
+      VALUES (${smsId}, ${operator}, ${action}, ${depositId}, ${from}, ${to})`
+  }
+
+  /**
+   * The deposits a manual_review SMS put on review (task_status 6): pending ones of its amount
+   * whose owner is its payer (the matching rule) or that its match detail names, and the deposit
+   * chosen for it. Each is cleared unless another manual_review SMS still holds it the same way;
+   * the chosen one always (it is being approved).
+   */
+  function clearReviewFlags(smsId: number, sms: { status: SmsStatus; amount: string | null; payer_name: string | null; match: unknown }, chosen: number | null) {
+    return Effect.gen(function*() {
+      const payer = sms.payer_name === null ? undefined : compactForComparison(sms.payer_name)
+      const named = candidateIds(sms.match)
+      const flagged = sms.status !== "manual_review" || sms.amount === null ? [] : yield* sql<{ id: bigint; from_bank_owner: string }>`
+        SELECT id, from_bank_owner FROM recon.deposit WHERE task_status = 6 AND amount = ${sms.amount} FOR UPDATE`
+      const held = flagged.filter((d) => compactForComparison(d.from_bank_owner) === payer || named.has(Number(d.id)))
+      const others = held.length === 0 ? [] : yield* sql<{ payer_name: string | null; match: unknown }>`
+        SELECT payer_name, match_detail AS match FROM recon.shooter_sms
+        WHERE status = 'manual_review' AND amount = ${sms.amount} AND id <> ${smsId}`
+      const stillHeld = (d: { id: bigint; from_bank_owner: string }) =>
+        others.some((o) => (o.payer_name !== null && compactForComparison(o.payer_name) === compactForComparison(d.from_bank_owner))
+          || candidateIds(o.match).has(Number(d.id)))
+      const clear = [...held.filter((d) => Number(d.id) !== chosen && !stillHeld(d)).map((d) => Number(d.id)), ...(chosen === null ? [] : [chosen])]
+      if (clear.length > 0) yield* sql`UPDATE recon.deposit SET task_status = NULL WHERE task_status = 6 AND ${sql.in("id", clear)}`
+    })
+  }
+
+  function changeSmsStatus(
+    id: number,
+    refuse: (status: string) => string | undefined,
+    set: ReturnType<typeof sql.and>,
+    record?: (row: typeof SmsRow.Type) => Effect.Effect<unknown, SqlError.SqlError>
+  ) {
     return orAway(sql.withTransaction(Effect.gen(function*() {
       const current = yield* sql<{ status: string }>`SELECT status FROM recon.shooter_sms WHERE id = ${id} FOR UPDATE`
       if (current.length === 0) return yield* fail(404, `sms ${id} not found`)
@@ -257,8 +359,9 @@ const make = Effect.gen(function*() {
       if (refusal !== undefined) return yield* fail(409, refusal)
       const rows = yield* sql`UPDATE recon.shooter_sms SET ${set}, updated_at = now() WHERE id = ${id}
         RETURNING ${sql.literal(smsColumns)}`
-      yield* notify("shooter_sms")
       const [row] = yield* decodeRows(SmsRow)(rows)
+      if (record !== undefined) yield* record(row!)
+      yield* notify("shooter_sms")
       return row!
     })))
   }

@@ -99,6 +99,38 @@ export const SmsDetailRow = Schema.Struct({
 })
 export const SmsDetail = Schema.toType(SmsDetailRow)
 
+/** A pending deposit an SMS under review could be approved to: the player's, of the SMS's amount. */
+export const ReviewCandidateRow = Schema.Struct({
+  deposit_id: DbId,
+  player_id: DbId,
+  player_name: Schema.String,
+  from_bank_owner: Schema.String,
+  amount: Schema.String,
+  task_status: Schema.NullOr(Schema.Number),
+  created_at: DbTime
+})
+export type ReviewCandidate = typeof ReviewCandidateRow.Type
+
+/** An SMS awaiting a person (need_check, manual_review, unmatched), with its candidate deposits. */
+export const ReviewItemRow = Schema.Struct({
+  ...SmsRow.fields,
+  /** manual_review: the deposits of the payer's name; unmatched: any of the amount, the payer's name first. */
+  candidates: Schema.Array(Schema.Struct({ ...ReviewCandidateRow.fields, same_name: Schema.Boolean }))
+})
+export const ReviewItem = Schema.toType(ReviewItemRow)
+export type ReviewItem = typeof ReviewItem.Type
+
+/** One person's decision on an SMS (sms/check, sms/resolve), as sms/get shows it inside `match`. */
+export const DecisionRow = Schema.Struct({
+  operator: NullableString,
+  action: Schema.Literals(["pass", "reject", "approve"]),
+  deposit_id: Schema.NullOr(DbId),
+  from_status: SmsStatus,
+  to_status: SmsStatus,
+  decided_at: DbTime
+})
+export type Decision = typeof DecisionRow.Type
+
 export const TopInfo = Schema.Struct({
   sms_need_check_cnt: Schema.Int,
   parse_fail_cnt: Schema.Int,

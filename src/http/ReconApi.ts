@@ -8,16 +8,18 @@ import { CallerAuth } from "./CallerAuth.ts"
 import { ErrorEnvelopes, Ok } from "./Envelope.ts"
 
 /** Absent, or null (treated as absent). */
-const opt = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
+export const opt = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
 const Text = (max: number) => PgString.check(Schema.isMaxLength(max))
 const NonEmptyText = (max: number) => PgString.check(Schema.isMinLength(1), Schema.isMaxLength(max))
-const Id = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+export const Id = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+/** Who decided (/shooter/sms/check, /shooter/sms/resolve). */
+const Operator = NonEmptyText(64)
 
-const Paging = {
+export const Paging = {
   page: opt(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   page_size: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })))
 }
-const Page = <S extends Schema.Top>(item: S) =>
+export const Page = <S extends Schema.Top>(item: S) =>
   Schema.Struct({ items: Schema.Array(item), total: Schema.Int, page: Schema.Int, page_size: Schema.Int })
 
 const ById = Schema.Struct({ id: Id })
@@ -81,7 +83,14 @@ export class SmsGroup extends HttpApiGroup.make("sms").add(
   }, Page(Sms)),
   post("get", "/shooter/sms/get", ById.fields, SmsDetail),
   post("reset", "/shooter/sms/reset", ById.fields, Sms),
-  post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]) }, Sms)
+  post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]), operator: opt(Operator) }, Sms),
+  post("resolve", "/shooter/sms/resolve", {
+    id: Id,
+    action: Schema.Literals(["approve", "reject"]),
+    deposit_id: opt(Id),
+    operator: Operator
+  }, Sms).annotate(OpenApi.Description, "How a person ends a review: approve a manual_review or unmatched SMS to a pending " +
+    "deposit of its amount (then approving, and the worker takes it through the wallet), or reject it. 409 in any other status.")
 ) {}
 
 export class DeviceGroup extends HttpApiGroup.make("device").add(

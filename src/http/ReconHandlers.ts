@@ -82,7 +82,16 @@ export const reconHandlers = (pushPublicUrl: string) => {
       .handle("list", ({ payload }) => store.listSms(payload).pipe(Effect.map(ok)))
       .handle("get", ({ payload }) => store.getSms(payload.id).pipe(Effect.map(ok)))
       .handle("reset", ({ payload }) => store.resetSms(payload.id).pipe(Effect.map(ok)))
-      .handle("check", ({ payload }) => store.checkSms(payload.id, payload.result).pipe(Effect.map(ok)))
+      .handle("check", ({ payload }) => store.checkSms(payload.id, payload.result, payload.operator ?? null).pipe(Effect.map(ok)))
+      .handle("resolve", Effect.fn(function*({ payload }) {
+        const depositId = payload.deposit_id ?? null
+        if ((payload.action === "approve") !== (depositId !== null)) {
+          return yield* fail(400, payload.action === "approve" ? "approve needs the deposit_id of the chosen deposit" : "reject takes no deposit_id", [
+            { path: ["deposit_id"], message: payload.action === "approve" ? "required to approve" : "only with action approve" }
+          ])
+        }
+        return ok(yield* store.resolveSms({ id: payload.id, action: payload.action, deposit_id: depositId, operator: payload.operator }))
+      }))
   }))
 
   const device = HttpApiBuilder.group(ReconApi, "device", Effect.fn(function*(handlers) {

@@ -127,9 +127,9 @@ export interface SocketClient {
   readonly close: () => void
 }
 
-export const openSocket = (base: string, token: string): Promise<SocketClient> =>
+export const openSocket = (base: string, token: string, query = ""): Promise<SocketClient> =>
   new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/ws/top-info?token=${encodeURIComponent(token)}`)
+    const ws = new WebSocket(`${base.replace(/^http/, "ws")}/ws/top-info?token=${encodeURIComponent(token)}${query}`)
     const queue: Array<TopInfoMessage> = []
     const waiters: Array<(m: TopInfoMessage) => void> = []
     let count = 0
@@ -172,7 +172,13 @@ export const sync = (base: string, token: string | null = RECON_TOKEN, body: unk
   })
 
 /** A fake worker health port: answers /health/ready with `status` and the contract's JSON. */
-export const fakeWorker = (status: number, ready: boolean) =>
+/** The worker's seven loops, all fresh: what a healthy worker reports. */
+export const allLoops = () => Object.fromEntries([
+  ["pushsvc_listener_supervisor", 20], ["missing_sms_sync_loop", 90], ["sms_id_sync_loop", 30], ["phone_whitelist_loop", 30],
+  ["parse_loop", 30], ["order_match_loop", 90], ["chatbot_poll_loop", 60]
+].map(([name, ttl]) => [name, { state: "running", last_success_at: new Date().toISOString(), ttl_s: ttl, fresh: true, restarts: 0 }]))
+
+export const fakeWorker = (status: number, ready: boolean, loops?: () => Record<string, unknown>) =>
   new Promise<{ url: string; server: Server }>((resolve) => {
     const server = createServer((req, res) => {
       if (req.url !== "/health/ready") return void res.writeHead(404).end()
@@ -180,7 +186,7 @@ export const fakeWorker = (status: number, ready: boolean) =>
         ready,
         pid: 4242,
         written_at: new Date().toISOString(),
-        loops: {
+        loops: loops?.() ?? {
           parse_loop: { state: "running", last_success_at: new Date().toISOString(), ttl_s: 30, fresh: true, restarts: 0 },
           order_match_loop: { state: ready ? "running" : "stale", last_success_at: null, ttl_s: 30, fresh: ready, restarts: 2 }
         }

@@ -11,6 +11,7 @@ import parse from "./0007_parse.ts"
 import walletConstraints from "./0008_wallet_constraints.ts"
 import orderMatch from "./0009_order_match.ts"
 import pushSignatures from "./0010_push_signatures.ts"
+import smsDecisions from "./0011_sms_decisions.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -22,5 +23,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 7, name: "parse", statements: parse },
   { id: 8, name: "wallet_constraints", statements: walletConstraints },
   { id: 9, name: "order_match", statements: orderMatch },
-  { id: 10, name: "push_signatures", statements: pushSignatures }
+  { id: 10, name: "push_signatures", statements: pushSignatures },
+  { id: 11, name: "sms_decisions", statements: smsDecisions }
 ]

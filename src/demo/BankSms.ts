@@ -1,0 +1,41 @@
+// Bank SMS as Korean banks write them (the layouts of shared/corpus/sms-dev.tsv: KB국민, NH농협,
+// 신한), for the demo's simulated phone. Times are Seoul wall-clock time, as on the phone.
+
+export type Bank = "KB" | "NH" | "SHINHAN"
+
+/** The number each bank sends its notices from, and its display name. */
+export const banks: Record<Bank, { readonly sender: string; readonly name: string }> = {
+  KB: { sender: "16449999", name: "KB국민" },
+  NH: { sender: "15882100", name: "NH농협" },
+  SHINHAN: { sender: "15778000", name: "신한" }
+}
+
+const seoul = new Intl.DateTimeFormat("en-GB", {
+  timeZone: "Asia/Seoul", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23"
+})
+
+/** `MM/DD HH:mm` in Seoul. */
+export const seoulStamp = (at: Date): string => {
+  const part = (type: string) => seoul.formatToParts(at).find((p) => p.type === type)?.value ?? "00"
+  return `${part("month")}/${part("day")} ${part("hour")}:${part("minute")}`
+}
+
+/** 1234567 → "1,234,567". */
+export const grouped = (won: number): string => won.toLocaleString("en-US")
+
+/** A deposit notice: `name` sent `amount` won; the account's balance is now `balance`. */
+export const depositSms = (bank: Bank, name: string, amount: number, balance: number, at: Date): string => {
+  const stamp = seoulStamp(at)
+  switch (bank) {
+    case "KB":
+      return `[Web발신]\n[KB]${stamp}\n834702**717\n${name}\n입금\n${grouped(amount)}\n잔액${grouped(balance)}`
+    case "NH":
+      return `[Web발신]\n농협 입금${grouped(amount)}원\n${stamp} 352-****-4273-63 ${name} 잔액${grouped(balance)}원`
+    case "SHINHAN":
+      return `[Web발신]\n신한${stamp}\n110-496-922482\n입금     ${grouped(amount)}\n잔액    ${grouped(balance)}\n ${name}`
+  }
+}
+
+/** A withdrawal notice (KB): money that went out, never a deposit. */
+export const withdrawalSms = (payee: string, amount: number, balance: number, at: Date): string =>
+  `[Web발신]\n[KB]${seoulStamp(at)}\n834702**717\n${payee}\n출금\n${grouped(amount)}\n잔액${grouped(balance)}`

@@ -1,0 +1,206 @@
+// The review queue on admin_service: /api/review/list with candidate deposits, /api/review/resolve
+// passing the signed-in operator on to recon's check and resolve, recon's refusals and absence,
+// and the `activity` websocket messages that carry the queue and the latest SMS live.
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { createMigratedDatabase } from "../support/database.ts"
+import { type Running, recon as reconCall, startRecon } from "../support/recon.ts"
+import { adminEnv, createOperator, login, openSocket, request, type SocketClient, sql, startAdmin } from "./support.ts"
+
+let db: string
+let recon: Running
+let admin: Running
+let token: string
+
+beforeAll(async () => {
+  db = await createMigratedDatabase("admin_review")
+  recon = await startRecon(db)
+  admin = await startAdmin(db, adminEnv(recon.url))
+  await createOperator(db, "ada")
+  token = await login(admin.url, "ada")
+})
+afterAll(async () => {
+  await admin.close()
+  await recon.close()
+})
+
+let seq = 0
+const addSms = (status: string, payer: string | null = null, amount: string | null = null) =>
+  sql(db, (sql) => Effect.map(sql<{ id: bigint }>`INSERT INTO recon.shooter_sms
+      (device_id, sender, body, normalized_body, received_at, status, bank, payer_name, amount)
+    VALUES ('dev-q', '15882100', ${`농협 입금${amount}원 ${payer} #${++seq}`}, ${`nh${seq}`}, now(), ${status},
+      ${payer === null ? null : "NH농협"}, ${payer}, ${amount}) RETURNING id`, (rows) => Number(rows[0]!.id)))
+
+const addDeposit = (name: string, owner: string, amount: string, taskStatus: number | null = null) =>
+  sql(db, (sql) => Effect.gen(function*() {
+    const [player] = yield* sql<{ id: bigint }>`INSERT INTO recon.player (name) VALUES (${name}) RETURNING id`
+    const [deposit] = yield* sql<{ id: bigint }>`INSERT INTO recon.deposit (player_id, from_bank_owner, amount, task_status)
+      VALUES (${player!.id}, ${owner}, ${amount}, ${taskStatus}) RETURNING id`
+    return { player: Number(player!.id), deposit: Number(deposit!.id) }
+  }))
+
+const list = (body: unknown = {}) => request(admin.url, "/api/review/list", { token, body })
+const resolve = (body: unknown, as = token) => request(admin.url, "/api/review/resolve", { token: as, body })
+const decisions = async (id: number) =>
+  (await reconCall(recon.url)("/shooter/sms/get", { id })).body.data.match.decisions.map((d: any) => [d.operator, d.action, d.deposit_id, d.to_status])
+
+/** The next message of a type, skipping others (top-info and activity share the socket). */
+const nextOf = async (socket: SocketClient, type: string, until: (m: any) => boolean = () => true) => {
+  for (;;) {
+    const message = await socket.next(8_000)
+    if (message.type === type && until(message)) return message as any
+  }
+}
+
+describe("review list", () => {
+  it("lists the SMS awaiting a person, newest first, with their candidate deposits and counts", async () => {
+    const held = await addSms("need_check")
+    const a = await addDeposit("장서윤", "장서윤", "88000", 6)
+    const b = await addDeposit("장서윤", "장 서윤", "88000", 6)
+    const stranger = await addDeposit("문지호", "문지호", "88000")
+    await addDeposit("장서윤", "장서윤", "88001")
+    const review = await addSms("manual_review", "장서윤", "88000")
+    const unmatched = await addSms("unmatched", "문 지호", "88000")
+    await addSms("parsed", "장서윤", "88000")
+
+    const answer = await list()
+    assert.strictEqual(answer.http, 200, JSON.stringify(answer.body))
+    assert.match(answer.headers.get("authorization") ?? "", /^Bearer /)
+    const data = answer.body.data
+    assert.deepStrictEqual(data.counts, { need_check: 1, manual_review: 1, unmatched: 1 })
+    assert.deepStrictEqual([data.total, data.page, data.page_size], [3, 1, 20])
+    assert.deepStrictEqual(data.items.map((i: any) => [i.id, i.status]), [[unmatched, "unmatched"], [review, "manual_review"], [held, "need_check"]])
+    const [u, m, n] = data.items
+    assert.deepStrictEqual(n.candidates, [])
+    // manual_review: the deposits of the payer's name and amount; the other name's is not one.
+    assert.deepStrictEqual(m.candidates.map((c: any) => [c.deposit_id, c.player_id, c.player_name, c.amount, c.task_status, c.same_name]), [
+      [b.deposit, b.player, "장서윤", "88000.00", 6, true],
+      [a.deposit, a.player, "장서윤", "88000.00", 6, true]
+    ])
+    assert.match(m.candidates[0].created_at, /^\d{4}-\d\d-\d\dT/)
+    // unmatched: any pending deposit of the amount, the payer's name first.
+    assert.deepStrictEqual(u.candidates.map((c: any) => [c.deposit_id, c.same_name]), [
+      [stranger.deposit, true], [b.deposit, false], [a.deposit, false]
+    ])
+    assert.deepInclude(m, { payer_name: "장서윤", amount: "88000.00", bank: "NH농협" })
+
+    const only = await list({ status: "manual_review", page_size: 1 })
+    assert.deepStrictEqual([only.body.data.total, only.body.data.items.map((i: any) => i.id)], [1, [review]])
+    assert.strictEqual((await list({ status: "parsed" })).http, 400)
+    assert.strictEqual((await list({ page_size: 0 })).http, 400)
+  })
+
+  it("needs the operator's session before anything else, and JSON", async () => {
+    const none = await request(admin.url, "/api/review/list", { body: {} })
+    assert.deepStrictEqual([none.http, none.body.msg], [401, "unauthorized"])
+    const wrongTypeNoToken = await request(admin.url, "/api/review/resolve", { body: "x", headers: { "content-type": "text/plain" } })
+    assert.strictEqual(wrongTypeNoToken.http, 401)
+    const wrongType = await request(admin.url, "/api/review/list", { token, body: "{}", headers: { "content-type": "text/plain" } })
+    assert.strictEqual(wrongType.http, 415)
+    assert.strictEqual((await request(admin.url, "/api/review/list", { token: "nope", body: {} })).http, 401)
+  })
+})
+
+describe("review resolve", () => {
+  it("approves a candidate as the signed-in operator, and rejects", async () => {
+    const a = await addDeposit("송민호", "송민호", "150000", 6)
+    const b = await addDeposit("송민호", "송민호", "150000", 6)
+    const review = await addSms("manual_review", "송민호", "150000")
+    const approved = await resolve({ sms_id: review, action: "approve", deposit_id: a.deposit })
+    assert.strictEqual(approved.http, 200, JSON.stringify(approved.body))
+    assert.deepInclude(approved.body.data, { id: review, status: "approving", deposit_id: a.deposit })
+    assert.deepStrictEqual(await decisions(review), [["ada", "approve", a.deposit, "approving"]])
+    const flags = await sql(db, (sql) => sql<{ task_status: number | null }>`SELECT task_status FROM recon.deposit
+      WHERE ${sql.in("id", [a.deposit, b.deposit])} ORDER BY id`)
+    assert.deepStrictEqual(flags.map((f) => f.task_status), [null, null])
+
+    const unmatched = await addSms("unmatched", "누구", "3000")
+    assert.strictEqual((await resolve({ sms_id: unmatched, action: "reject" })).body.data.status, "rejected")
+    assert.deepStrictEqual(await decisions(unmatched), [["ada", "reject", null, "rejected"]])
+  })
+
+  it("passes and rejects a need_check SMS through recon's check", async () => {
+    const pass = await addSms("need_check")
+    const reject = await addSms("need_check")
+    assert.strictEqual((await resolve({ sms_id: pass, action: "pass" })).body.data.status, "received")
+    assert.strictEqual((await resolve({ sms_id: reject, action: "reject" })).body.data.status, "rejected")
+    assert.deepStrictEqual(await decisions(pass), [["ada", "pass", null, "received"]])
+    assert.deepStrictEqual(await decisions(reject), [["ada", "reject", null, "rejected"]])
+  })
+
+  it("answers recon's refusals as recon gave them, and the wrong action for the status as 409", async () => {
+    const held = await addSms("need_check")
+    const review = await addSms("manual_review", "임시완", "5000")
+    const other = await addDeposit("임시완", "임시완", "5001")
+    const expect = async (body: unknown, status: number, detail: RegExp) => {
+      const answer = await resolve(body)
+      assert.strictEqual(answer.http, status, JSON.stringify(answer.body))
+      assert.match(answer.body.data.detail, detail)
+    }
+    await expect({ sms_id: held, action: "approve", deposit_id: other.deposit }, 409, /need_check: pass or reject it/)
+    await expect({ sms_id: review, action: "pass" }, 409, /manual_review: approve or reject it/)
+    await expect({ sms_id: review, action: "approve", deposit_id: other.deposit }, 409, /is for 5001\.00, the SMS for 5000\.00/)
+    await expect({ sms_id: review, action: "approve" }, 400, /deposit_id/)
+    await expect({ sms_id: review, action: "approve", deposit_id: 999_999 }, 404, /deposit 999999 not found/)
+    await expect({ sms_id: 999_999, action: "reject" }, 404, /sms 999999 not found/)
+    assert.strictEqual((await resolve({ sms_id: review, action: "maybe" })).http, 400)
+    const state = await sql(db, (sql) => sql<{ status: string }>`SELECT status FROM recon.shooter_sms WHERE ${sql.in("id", [held, review])} ORDER BY id`)
+    assert.deepStrictEqual(state.map((s) => s.status), ["need_check", "manual_review"])
+  })
+
+  it("is a 502 while recon is unreachable", async () => {
+    const away = await startAdmin(db, adminEnv("http://127.0.0.1:9"))
+    try {
+      const operator = await login(away.url, "ada")
+      const answer = await request(away.url, "/api/review/resolve", { token: operator, body: { sms_id: 1, action: "reject" } })
+      assert.deepStrictEqual([answer.http, answer.body.msg, answer.body.data.detail], [502, "bad_gateway", "recon_service is unreachable"])
+    } finally {
+      await away.close()
+    }
+  })
+})
+
+describe("activity over the websocket", () => {
+  it("a plain client gets top-info only (no activity client is open)", async () => {
+    const socket = await openSocket(admin.url, token)
+    try {
+      assert.strictEqual((await socket.next()).type, "top-info")
+      await addSms("unmatched", "아무개", "1")
+      assert.strictEqual((await resolve({ sms_id: await addSms("need_check"), action: "reject" })).http, 200)
+      const message = await socket.next()
+      assert.strictEqual(message.type, "top-info")
+      assert.isTrue(await socket.nothingWithin(2_500))
+    } finally {
+      socket.close()
+    }
+  })
+
+  it("a client that asks gets the queue and the latest SMS, and sees a decision and the worker's change at once", async () => {
+    const socket = await openSocket(admin.url, token, "&with=activity")
+    try {
+      const first = await nextOf(socket, "activity")
+      assert.isArray(first.data.latest)
+      assert.deepStrictEqual(Object.keys(first.data.queue).sort(), ["counts", "items", "page", "page_size", "total"])
+      const { deposit } = await addDeposit("배수지", "배수지", "61000")
+      const review = await addSms("unmatched", "배수지", "61000")
+      // Nothing told admin: the poll finds it.
+      const seen = await nextOf(socket, "activity", (m) => m.data.queue.items.some((i: any) => i.id === review))
+      assert.deepStrictEqual(seen.data.queue.items.find((i: any) => i.id === review).candidates.map((c: any) => c.deposit_id), [deposit])
+      assert.strictEqual(seen.data.latest[0].id, review)
+      assert.strictEqual((await resolve({ sms_id: review, action: "approve", deposit_id: deposit })).http, 200)
+      const after = await nextOf(socket, "activity", (m) => !m.data.queue.items.some((i: any) => i.id === review))
+      assert.strictEqual(after.data.latest.find((s: any) => s.id === review).status, "approving")
+      // The worker and the wallet finish it: the dashboard sees approved, and the counters follow.
+      await sql(db, (sql) => Effect.all([
+        sql`UPDATE recon.deposit SET status = 'approved', sms_id = ${review}, approved_at = now() WHERE id = ${deposit}`,
+        sql`UPDATE recon.shooter_sms SET status = 'approved' WHERE id = ${review}`
+      ]))
+      const done = await nextOf(socket, "activity", (m) => m.data.latest.find((s: any) => s.id === review)?.status === "approved")
+      assert.strictEqual(done.type, "activity")
+      await nextOf(socket, "top-info")
+    } finally {
+      socket.close()
+    }
+  })
+
+})

@@ -1,0 +1,162 @@
+// `node src/main.ts all --demo` as a real process, in a directory of its own: it starts its own
+// embedded database under ./.data/demo, prints the operator's account and password, its simulated
+// phones post signed bank SMS through the real webhook, the worker and the wallet approve the
+// deposits that match, an ambiguous one waits in manual review and the operator resolves it over
+// the API; SIGINT stops it with exit 0.
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+
+const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
+const dir = mkdtempSync(join(tmpdir(), "recon-demo-"))
+chmodSync(dir, 0o755) // the embedded server runs as the unprivileged user "postgres" when we are root
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Polls `read` until `ok` holds of its answer or `ms` pass; answers the last reading. */
+const within = async <A>(ms: number, read: () => Promise<A>, ok: (a: A) => boolean): Promise<A> => {
+  const until = Date.now() + ms
+  let last = await read()
+  while (!ok(last) && Date.now() < until) {
+    await sleep(500)
+    last = await read()
+  }
+  return last
+}
+
+const postJson = async (url: string, body: unknown, headers: Record<string, string>) => {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) })
+  return { http: response.status, body: await response.json() as any }
+}
+
+interface Demo {
+  readonly output: () => string
+  readonly account: string
+  readonly password: string
+  readonly adminToken: string
+  readonly ports: { readonly recon: number; readonly admin: number }
+  readonly startedAt: number
+  /** SIGINT, then the exit code (or "still running" after 20 s). */
+  readonly interrupt: () => Promise<number | null | string>
+  readonly kill: () => Promise<void>
+}
+
+/** Starts the demo in `dir` and waits until it prints what to open (the database initialised, the seed done). */
+const startDemo = async (): Promise<Demo> => {
+  const [recon, push, admin, wallet] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
+  const child = spawn(process.execPath, [MAIN, "all", "--demo"], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? "",
+      SVC_RECON_PORT: String(recon),
+      SVC_PUSH_PORT: String(push),
+      SVC_ADMIN_PORT: String(admin),
+      SVC_WALLET_PORT: String(wallet),
+      SVC_WORKER_HEARTBEAT_FILE: join(dir, "worker.heartbeat"),
+      LOG_LEVEL: "warn",
+      // The demo never uses a configured database: it has its own.
+      DATABASE_URL: "postgres://nobody:nothing@127.0.0.1:1/not-the-demo"
+    },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout.on("data", (chunk) => (output += chunk))
+  child.stderr.on("data", (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL")
+      await exited
+    }
+  }
+  const started = await within(90_000, async () => output, (text) => /sign in: account \S+ +password \S+/.test(text) || child.exitCode !== null)
+  const [, account, password] = started.match(/sign in: account (\S+) +password (\S+)/) ?? []
+  const adminToken = output.match(/SVC_INTERNAL_SERVICE_TOKEN_ADMIN=(\S+)/)?.[1]
+  if (account === undefined || password === undefined || adminToken === undefined) {
+    await kill()
+    throw new Error(`the demo did not start:\n${output}`)
+  }
+  return {
+    output: () => output,
+    account,
+    password,
+    adminToken,
+    ports: { recon, admin },
+    startedAt: Date.now(),
+    interrupt: () => {
+      child.kill("SIGINT")
+      return Promise.race([exited, sleep(20_000).then(() => "still running")])
+    },
+    kill
+  }
+}
+
+const clients = async (demo: Demo) => {
+  const reconApi = (path: string, body: unknown) =>
+    postJson(`http://127.0.0.1:${demo.ports.recon}/internal/recon${path}`, body, { "x-internal-service-token": demo.adminToken })
+  const login = await postJson(`http://127.0.0.1:${demo.ports.admin}/api/auth/login`, { account: demo.account, password: demo.password }, {})
+  assert.strictEqual(login.http, 200, JSON.stringify(login.body))
+  const operator = { authorization: `Bearer ${login.body.data.token}` }
+  const adminApi = (path: string, body: unknown) => postJson(`http://127.0.0.1:${demo.ports.admin}${path}`, body, operator)
+  const total = async (status?: string) => (await reconApi("/shooter/sms/list", status === undefined ? {} : { status })).body.data.total as number
+  return { reconApi, adminApi, total }
+}
+
+describe("npm run demo (all --demo)", () => {
+  it("starts on its own database in ./.data/demo, prints the operator, takes the phones' signed SMS, stops on SIGINT", async () => {
+    const demo = await startDemo()
+    try {
+      assert.include(demo.output(), `open http://127.0.0.1:${demo.ports.admin}/`)
+      assert.include(demo.output(), "embedded PostgreSQL (.data/demo)")
+      assert.isTrue(existsSync(join(dir, ".data/demo/PG_VERSION")), "the demo's cluster is in ./.data/demo")
+      const { adminApi, total } = await clients(demo)
+      // The phones' SMS come in through the webhook, one of them again from the second phone.
+      assert.isAtLeast(await within(15_000, () => total(), (n) => n >= 5), 5, demo.output())
+      assert.isAtLeast(await within(15_000, () => total("duplicate"), (n) => n >= 1), 1, demo.output())
+      // The printed operator is signed in; nobody else is.
+      assert.strictEqual((await adminApi("/api/review/list", {})).http, 200)
+      assert.strictEqual((await postJson(`http://127.0.0.1:${demo.ports.admin}/api/review/list`, {}, {})).http, 401)
+      assert.strictEqual(await demo.interrupt(), 0, demo.output().slice(-3000))
+    } finally {
+      await demo.kill()
+    }
+  }, 180_000)
+
+  it("approves matching deposits within 30 s, holds a name collision for the operator, who resolves it over the API", async () => {
+    const demo = await startDemo()
+    try {
+      const { adminApi, reconApi, total } = await clients(demo)
+      const left = () => Math.max(0, 30_000 - (Date.now() - demo.startedAt))
+      const approved = await within(left(), () => total("approved"), (n) => n >= 1)
+      assert.isAtLeast(approved, 1, `no SMS approved within 30 s; statuses seen: ${await statuses(reconApi)}`)
+      const review = await within(left() + 5_000, () => adminApi("/api/review/list", { status: "manual_review" }),
+        (answer) => answer.body.data?.items?.some((item: any) => item.candidates.length > 0))
+      const item = review.body.data.items.find((i: any) => i.candidates.length > 0)
+      assert.isDefined(item, `no manual review with candidates; statuses seen: ${await statuses(reconApi)}`)
+
+      // The operator approves the first candidate: approving, then the worker takes it through the wallet.
+      const decided = await adminApi("/api/review/resolve", { sms_id: item.id, action: "approve", deposit_id: item.candidates[0].deposit_id })
+      assert.strictEqual(decided.http, 200, JSON.stringify(decided.body))
+      assert.strictEqual(decided.body.data.status, "approving")
+      const final = await within(15_000, async () => (await reconApi("/shooter/sms/get", { id: item.id })).body.data,
+        (sms) => sms.status === "approved")
+      assert.strictEqual(final.status, "approved")
+      assert.strictEqual(final.match.decisions[0].operator, demo.account)
+      assert.strictEqual(await demo.interrupt(), 0, demo.output().slice(-3000))
+    } finally {
+      await demo.kill()
+    }
+  }, 180_000)
+})
+
+const statuses = async (reconApi: (path: string, body: unknown) => Promise<{ body: any }>) => {
+  const all = await reconApi("/shooter/sms/list", { page_size: 200 })
+  const counts: Record<string, number> = {}
+  for (const sms of all.body.data.items) counts[sms.status] = (counts[sms.status] ?? 0) + 1
+  return JSON.stringify(counts)
+}
