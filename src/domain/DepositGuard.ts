@@ -51,7 +51,7 @@ const noTransaction: ReadonlyArray<Marker> = [
   { pattern: /예정|예약/u, reason: "an announced, not a made, transaction (예정)" },
   { pattern: /안내|공지|알림서비스|점검|중단|휴면|해지|변경되었|전환/u, reason: "a notice" },
   {
-    pattern: /요청|부탁|바랍니다|해주세요|하세요|하십시오|하시기|입금하실|입금할|입금해|기한|마감|까지입금|입금대기|미입금/u,
+    pattern: /요청|부탁|바랍니다|해주세요|해주십시오|하십시오|입금하세요|입금하시기|입금하실|입금할|입금해|기한|마감|까지입금|입금대기|미입금/u,
     reason: "a request to pay"
   },
   { pattern: /입금일|입금계좌|가상계좌|입금자명|납부|고지|청구|등록금|수업료|세금|과태료/u, reason: "a bill, tax or tuition notice" },

@@ -68,6 +68,7 @@ export const ParseLoop: Loop = {
     const sql = yield* SqlClient.SqlClient
     const kicks = yield* Kicks
     let fingerprint: string | undefined
+    let loaded: ReadonlyArray<LoadedTemplate> = []
     let templates: TemplateSet = templateSet([])
     const reported = new Set<number>()
 
@@ -80,14 +81,14 @@ export const ParseLoop: Loop = {
         FROM recon.shooter_template_recharge`
       if (current !== undefined && current.v === fingerprint) return
       const rows = yield* sql<TemplateRow>`SELECT id, bank, sender, rule, rule_source FROM recon.shooter_template_recharge ORDER BY id`
-      const loaded: Array<LoadedTemplate> = []
+      const fresh: Array<LoadedTemplate> = []
       for (const row of rows) {
         const compiled = compileRule(row.rule)
         const id = Number(row.id)
         if (Result.isFailure(compiled)) {
           yield* Effect.logWarning(`template ${id} (${row.bank}, ${row.rule_source}) is not used: ${compiled.failure.detail}`)
         }
-        loaded.push({
+        fresh.push({
           id,
           bank: row.bank,
           sender: row.sender,
@@ -95,6 +96,7 @@ export const ParseLoop: Loop = {
           rule: Result.isSuccess(compiled) ? compiled.success : { broken: compiled.failure.detail }
         })
       }
+      loaded = fresh
       templates = templateSet(loaded)
       fingerprint = current?.v
       reported.clear()
@@ -108,9 +110,11 @@ export const ParseLoop: Loop = {
         FOR UPDATE SKIP LOCKED`
       if (rows.length === 0) return { claimed: 0, parsed: 0 }
       const broken: Array<{ id: number; error: string }> = []
+      const slow = new Map<number, number>()
       const updates = rows.map((row) =>
         rowFor(row.id, parseSms({ body: row.body, sender: row.sender, receivedAt: row.received_at }, templates, (r) => {
           broken.push(...r.brokenTemplates)
+          for (const s of r.slowTemplates) slow.set(s.id, s.millis)
         }))
       )
       yield* sql`
@@ -124,6 +128,15 @@ export const ParseLoop: Loop = {
         if (reported.has(b.id)) continue
         reported.add(b.id)
         yield* Effect.logWarning(`template ${b.id} failed on an SMS and was skipped: ${b.error}`)
+      }
+      // A rule that is slow on one SMS would be slow on every SMS tried after the ones before it:
+      // it rests until the templates change.
+      if (slow.size > 0) {
+        templates = templateSet(loaded.filter((t) => !slow.has(t.id)))
+        loaded = loaded.filter((t) => !slow.has(t.id))
+        for (const [id, millis] of slow) {
+          yield* Effect.logWarning(`template ${id} took ${millis} ms on one SMS: not used until the templates change`)
+        }
       }
       return { claimed: rows.length, parsed: updates.filter((u) => u.status === "parsed").length }
     }))

@@ -8,7 +8,7 @@ import { Result } from "effect"
 import fc from "fast-check"
 import { builtins0007 } from "../../src/db/migrations/0007_parse.ts"
 import { classifyTransaction } from "../../src/domain/DepositGuard.ts"
-import { type LoadedTemplate, parseSms, payerName, readTransactionTime, seoulIso, templateSet } from "../../src/domain/SmsParse.ts"
+import { type LoadedTemplate, type ParseReport, parseSms, payerName, slowRuleMillis, readTransactionTime, seoulIso, templateSet } from "../../src/domain/SmsParse.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
 import { compileRule } from "../../src/domain/TemplateRule.ts"
 
@@ -316,7 +316,30 @@ describe("template order and failures", () => {
     const outcome = parseSms({ body: text, sender: "16449999", receivedAt }, templateSet([throwing, ...builtinTemplates]), (r) => reports.push(r))
     assert.strictEqual(outcome.status, "parsed")
     assert.deepStrictEqual(outcome.detail.broken_templates, [901])
-    assert.deepStrictEqual(reports, [{ brokenTemplates: [{ id: 901, error: "engine failure" }] }])
+    assert.deepStrictEqual(reports, [{ brokenTemplates: [{ id: 901, error: "engine failure" }], slowTemplates: [] }])
+  })
+
+  it("a rule slower than the bound on one SMS is reported, so the loop stops trying it", () => {
+    const slow: LoadedTemplate = {
+      id: 903,
+      bank: "느린",
+      sender: "16449999",
+      ruleSource: "manual",
+      rule: {
+        source: "x",
+        extract: () => {
+          const until = performance.now() + slowRuleMillis + 10
+          while (performance.now() < until) {
+            // a rule taking its time
+          }
+          return undefined
+        }
+      }
+    }
+    const reports: Array<ParseReport> = []
+    const outcome = parseSms({ body: text, sender: "16449999", receivedAt }, templateSet([slow, ...builtinTemplates]), (r) => reports.push(r))
+    assert.strictEqual(outcome.status, "parsed")
+    assert.deepStrictEqual(reports.flatMap((r) => r.slowTemplates.map((t) => t.id)), [903])
   })
 
   it("outgoing money and non-transactions are ignored before any template, whatever an operator rule reads", () => {

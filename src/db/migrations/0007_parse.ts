@@ -290,6 +290,10 @@ export default [
     CHECK ((rule_source = 'builtin') = (builtin_key IS NOT NULL))`,
   `CREATE UNIQUE INDEX shooter_template_builtin_key_idx ON recon.shooter_template_recharge (builtin_key)
     WHERE rule_source = 'builtin'`,
+  // One rule per bank, compared by its digest: a btree entry holds at most ~2,700 bytes, and a
+  // rule may be 2,000 characters of Hangul (6,000 bytes in UTF-8).
+  `ALTER TABLE recon.shooter_template_recharge DROP CONSTRAINT shooter_template_recharge_bank_rule_key`,
+  `CREATE UNIQUE INDEX shooter_template_bank_rule_idx ON recon.shooter_template_recharge (bank, md5(rule))`,
   // The parse loop claims the received SMS oldest first.
   `CREATE INDEX shooter_sms_received_idx ON recon.shooter_sms (id) WHERE status = 'received'`,
   ...builtinUpsert(builtins0007)
