@@ -181,11 +181,11 @@ export const payerName = (captured: string): { readonly name: string } | { reado
 export interface ParseReport {
   /** Rules that threw on this SMS. */
   readonly brokenTemplates: ReadonlyArray<{ readonly id: number; readonly error: string }>
-  /** Rules that took longer than {@link slowRuleMillis} on this SMS (the caller stops using them). */
+  /** Rules that took longer than {@link slowRuleMillis} on this SMS (for the log). */
   readonly slowTemplates: ReadonlyArray<{ readonly id: number; readonly millis: number }>
 }
 
-/** One rule on one SMS taking longer than this is too slow to keep trying on every SMS. */
+/** One rule on one SMS taking longer than this is worth a warning. */
 export const slowRuleMillis = 50
 
 const tryRule = (rule: CompiledRule, text: string): RuleExtraction | undefined | { readonly thrown: string } => {
