@@ -187,7 +187,7 @@ export interface ParseReport {
 }
 
 /** One rule on one SMS taking longer than this is worth a warning. */
-export const slowRuleMillis = 50
+export const slowRuleMillis = 100
 
 const tryRule = (rule: CompiledRule, text: string): RuleExtraction | undefined | { readonly thrown: string } => {
   try {
