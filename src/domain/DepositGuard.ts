@@ -39,7 +39,8 @@ const outgoing: ReadonlyArray<Marker> = [
   { pattern: /(?:카드|체크|결제|해외|^|[^가-힣])승인/u, reason: "a card approval or its cancellation" },
   { pattern: /취소/u, reason: "a cancellation (of a card payment or of a deposit)" },
   // `홍길동님께 50,000원을 보냈어요`, `홍길동님에게 이체`: to someone (님께서 is the payer's honorific).
-  { pattern: /님(?:께(?!서)|에게)/u, reason: "money sent to someone" }
+  // (`홍길동님에게 50,000원을 받았어요` is received, not sent.)
+  { pattern: /님(?:께(?!서)|에게(?!서))(?![^\n]*받)/u, reason: "money sent to someone" }
 ]
 
 // Read on the normalised text (spaces kept).

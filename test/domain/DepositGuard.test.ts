@@ -49,7 +49,8 @@ describe("the never-a-deposit guard", () => {
         "[한빛상호] 입금 확정\n송금인:김하나\n금액:7,700원", // 송금인 is the payer's label
         "[IBK] 입금 50,000원 입금자:홍길동", // 입금자 is no second transaction
         "홍길동 → 내 토스뱅크 통장 5,112원", // an arrow into the own account
-        "김철수님께서 50,000원을 입금했어요" // 님께서: the payer's honorific
+        "김철수님께서 50,000원을 입금했어요", // 님께서: the payer's honorific
+        "홍길동님에게 50,000원을 받았어요" // received from someone
       ]
     ) assert.strictEqual(verdict(text).kind, "deposit", text)
   })

@@ -256,13 +256,13 @@ export const builtins0007: ReadonlyArray<BuiltinTemplate> = [
     sample: "카카오뱅크\n07/07 16:45\n입금 100,000원\n이민수님\n잔액 2,100,000원",
     rule: String.raw`(?:카카오뱅크|토스뱅크|토스|케이뱅크|신한은행|신한 SOL|KB국민은행|KB스타뱅킹|하나은행|우리은행|NH농협|농협은행|IBK기업은행|iM뱅크)\s*(?:(?P<time>${monthDay} ?${hourMinute})\s*)?입금\s*${amountWon}\s*(?:${monthDay} ?${hourMinute}\s*)?${name}${thenBalanceOrEnd(true)}`
   },
-  // App pushes as a sentence: `홍길동님이 50,000원을 보냈어요`, `[카카오뱅크] 홍길동님이 3333-**-1234567 계좌로 10,000원을 입금했어요.`
+  // App pushes as a sentence: `홍길동님이 50,000원을 보냈어요`, `홍길동님에게 50,000원을 받았어요`, `[카카오뱅크] 홍길동님이 3333-**-1234567 계좌로 10,000원을 입금했어요.`
   {
     key: "app_sentence",
     bank: "앱 알림",
     sender: null,
     sample: "[카카오뱅크] 홍길동님이 3333-**-1234567 계좌로 10,000원을 입금했어요.",
-    rule: String.raw`(?:^|[\s\]])(?P<name>${nameStart}\S*?)님이\s*(?:${account}\s*계좌로\s*)?${amount}원을?\s*(?:입금했어요|입금했습니다|입금하였습니다|보냈어요|보냈습니다)`
+    rule: String.raw`(?:^|[\s\]])(?P<name>${nameStart}\S*?)님(?:이|께서|에게서|에게|으로부터)\s*(?:${account}\s*계좌로\s*)?${amount}원을?\s*(?:입금했어요|입금했습니다|입금하였습니다|보냈어요|보냈습니다|받았어요|받았습니다)`
   },
   // App pushes with the amount first: `5,112원 입금 홍길동`, `50,000원 입금\n홍길동 → 내 토스뱅크 통장`.
   {
