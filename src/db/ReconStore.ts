@@ -166,7 +166,7 @@ const make = Effect.gen(function*() {
       orAway(Effect.gen(function*() {
         const rows = yield* sql`INSERT INTO recon.shooter_template_recharge (bank, sender, sample, rule, rule_source)
           VALUES (${t.bank}, ${t.sender}, ${t.sample}, ${t.rule}, ${t.rule_source})
-          ON CONFLICT (bank, rule) DO NOTHING
+          ON CONFLICT (bank, md5(rule)) DO NOTHING
           RETURNING id, bank, sender, sample, rule, rule_source, created_at`
         if (rows.length === 0) return yield* fail(409, `bank ${t.bank} already has a template with this rule`)
         yield* notify("shooter_template_recharge")

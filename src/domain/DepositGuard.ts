@@ -39,7 +39,8 @@ const outgoing: ReadonlyArray<Marker> = [
   { pattern: /(?:카드|체크|결제|해외|^|[^가-힣])승인/u, reason: "a card approval or its cancellation" },
   { pattern: /취소/u, reason: "a cancellation (of a card payment or of a deposit)" },
   // `홍길동님께 50,000원을 보냈어요`, `홍길동님에게 이체`: to someone (님께서 is the payer's honorific).
-  { pattern: /님(?:께(?!서)|에게)/u, reason: "money sent to someone" }
+  // (`홍길동님에게 50,000원을 받았어요` is received, not sent.)
+  { pattern: /님(?:께(?!서)|에게(?!서))(?![^\n]*받)/u, reason: "money sent to someone" }
 ]
 
 // Read on the normalised text (spaces kept).
@@ -51,7 +52,7 @@ const noTransaction: ReadonlyArray<Marker> = [
   { pattern: /예정|예약/u, reason: "an announced, not a made, transaction (예정)" },
   { pattern: /안내|공지|알림서비스|점검|중단|휴면|해지|변경되었|전환/u, reason: "a notice" },
   {
-    pattern: /요청|부탁|바랍니다|해주세요|하세요|하십시오|하시기|입금하실|입금할|입금해|기한|마감|까지입금|입금대기|미입금/u,
+    pattern: /요청|부탁|바랍니다|해주세요|해주십시오|하십시오|입금하세요|입금하시기|입금하실|입금할|입금해|기한|마감|까지입금|입금대기|미입금/u,
     reason: "a request to pay"
   },
   { pattern: /입금일|입금계좌|가상계좌|입금자명|납부|고지|청구|등록금|수업료|세금|과태료/u, reason: "a bill, tax or tuition notice" },

@@ -1,7 +1,9 @@
 // Messages that are never deposits: withdrawals, card approvals and cancellations, transfers out,
-// OTPs, notices, advertisements and unfilled templates. An AI-generated rule that extracts a
-// deposit from any of them is rejected. The first rows are the `wd`/`other` rows of the
-// development corpus (shared/corpus/sms-dev.tsv, verbatim); the rest are modelled on them.
+// OTPs, notices, advertisements and unfilled templates. Data, not a classifier: the
+// never-a-deposit guard (DepositGuard.ts) is tested against every one of them, and a
+// model-written rule that extracts a deposit from any of them is rejected (TemplateRule.ts). The
+// first rows are the `wd`/`other` rows of the development corpus (shared/corpus/sms-dev.tsv,
+// verbatim); the rest are modelled on them and on the formats forwarders deliver.
 
 export interface KnownNonDeposit {
   readonly kind: "wd" | "other"
@@ -56,5 +58,26 @@ export const knownNonDeposits: ReadonlyArray<KnownNonDeposit> = [
   { kind: "other", bank: "KB국민", text: "(광고)[KB국민은행] 홍길동님, 최대 1억원 비상금대출! 금리 연 4.5%~ 신청 kbstar.com 무료수신거부 080-000-0000" },
   { kind: "other", bank: "하나", text: "(광고)[하나은행] 첫 입금 시 최대 50,000원 캐시백! 지금 가입하세요 무료수신거부 080-111-1111" },
   { kind: "other", bank: "KB국민", text: "[국외발신]\n[KB국민] 해외결제 승인 985,000원 정상결제가 아닐 경우 고객센터 문의 바랍니다" },
-  { kind: "other", bank: "NH농협", text: "[NH농협] 고객님의 계좌 352-****-4273-63 가 12/15 휴면계좌로 전환될 예정입니다. 잔액 10,000원" }
+  { kind: "other", bank: "NH농협", text: "[NH농협] 고객님의 계좌 352-****-4273-63 가 12/15 휴면계좌로 전환될 예정입니다. 잔액 10,000원" },
+  // KB's outgoing twins of its deposit types, a trailing bank line, lines stripped.
+  { kind: "wd", bank: "KB국민", text: "[Web발신]\n[KB]11/18 14:58\n279801**027\n홍길동\n스마트폰출금\n18,000\n잔액238,281\n(국민은행)" },
+  { kind: "wd", bank: "KB국민", text: "[KB]11/18 14:58279801**027한국전력지로출금18,000잔액238,281" },
+  { kind: "wd", bank: "KB국민", text: "[KB]11/18 14:58 279801**027 쿠팡 인터넷출금 18,000 잔액238,281" },
+  { kind: "wd", bank: "KB국민", text: "[KB]11/18 14:58 279801**027 KT CMS출금 33,000 잔액238,281" },
+  // Transfers to someone: arrows from the account, 님께.
+  { kind: "wd", bank: "토스뱅크", text: "내 토스뱅크 통장 → 홍길동\n50,000원 출금" },
+  { kind: "wd", bank: "토스뱅크", text: "내 토스뱅크 통장 → 홍길동 50,000원" },
+  { kind: "wd", bank: "카카오뱅크", text: "[카카오뱅크] 홍길동님께 30,000원을 이체했어요." },
+  { kind: "wd", bank: "우리", text: "[우리은행] 홍길동님에게 50,000원 송금완료" },
+  // 입금 inside notices, tax and tuition texts, order confirmations, a stock notice's 입금일.
+  { kind: "other", bank: "국세청", text: "[국세청] 종합소득세 환급금 50,000원이 고객님 계좌로 입금될 예정입니다" },
+  { kind: "other", bank: "대학교", text: "[한빛대학교] 2027학년도 1학기 등록금 3,250,000원 입금 기한은 02/28까지입니다" },
+  { kind: "other", bank: "쇼핑몰", text: "[한빛몰] 주문하신 상품의 입금이 확인되었습니다. 주문번호 20261123-0001 입금액 35,000원" },
+  { kind: "other", bank: "증권", text: "[한국투자] 배당금 입금일 안내: 04/20 1,250원 (삼성전자)" },
+  { kind: "other", bank: "가상계좌", text: "[한빛몰] 가상계좌 신한 110-123-456789로 35,000원을 입금해 주세요" },
+  { kind: "other", bank: "공과금", text: "[서울시] 11월 자동차세 120,000원 납부 안내 입금계좌 우리 123-456" },
+  { kind: "other", bank: "KB국민", text: "[KB국민] 홍길동님 입금 요청 50,000원 (메모: 회비)" },
+  { kind: "other", bank: "카카오뱅크", text: "[카카오뱅크] 모임통장 회비 입금 알림서비스가 해지되었습니다" },
+  { kind: "other", bank: "OTP", text: "[Web발신]\n[KB국민은행] OTP인증번호 [123456] 입금 이체 확인용" },
+  { kind: "other", bank: "unfilled", text: "[Web발신]\n[하나] ${name}님 ${amount}원 입금" }
 ]

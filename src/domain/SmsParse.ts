@@ -167,6 +167,7 @@ export const payerName = (captured: string): { readonly name: string } | { reado
   if (/잔액|입금|출금/u.test(name)) {
     return { rejected: `${JSON.stringify(name)} is part of the transaction line, not a name` }
   }
+  if (/\d{1,2}:\d{2}/u.test(name)) return { rejected: `${JSON.stringify(name)} holds a time, not only a name` }
   if (/^[\d\s,.:/#()\-+]*원?$/u.test(name)) return { rejected: `${JSON.stringify(name)} is a number (account, amount or time), not a name` }
   if (/^\(?[가-힣A-Za-z]*은행\)?$/u.test(name)) return { rejected: `${JSON.stringify(name)} is a bank, not a name` }
   if (name.length > 60) return { rejected: "the name is longer than 60 characters" }
@@ -179,8 +180,14 @@ export const payerName = (captured: string): { readonly name: string } | { reado
 
 /** What was said about templates while parsing (the loop logs it). */
 export interface ParseReport {
+  /** Rules that threw on this SMS. */
   readonly brokenTemplates: ReadonlyArray<{ readonly id: number; readonly error: string }>
+  /** Rules that took longer than {@link slowRuleMillis} on this SMS (for the log). */
+  readonly slowTemplates: ReadonlyArray<{ readonly id: number; readonly millis: number }>
 }
+
+/** One rule on one SMS taking longer than this is worth a warning. */
+export const slowRuleMillis = 100
 
 const tryRule = (rule: CompiledRule, text: string): RuleExtraction | undefined | { readonly thrown: string } => {
   try {
@@ -199,10 +206,17 @@ export const parseSms = (sms: SmsToParse, templates: TemplateSet, report?: (r: P
     return { status: "parse_failed", detail: { kind: "deposit", reason: `the text is longer than ${maxTextLength} characters` } }
   }
   const broken: Array<{ id: number; error: string }> = []
+  const slow: Array<{ id: number; millis: number }> = []
   const rejected: Array<{ template_id: number; reason: string }> = []
+  const tell = () => {
+    if (broken.length > 0 || slow.length > 0) report?.({ brokenTemplates: broken, slowTemplates: slow })
+  }
   for (const template of templates.forSender(sms.sender)) {
     if ("broken" in template.rule) continue
+    const started = performance.now()
     const extraction = tryRule(template.rule, text)
+    const millis = performance.now() - started
+    if (millis > slowRuleMillis) slow.push({ id: template.id, millis: Math.round(millis) })
     if (extraction === undefined) continue
     if ("thrown" in extraction) {
       broken.push({ id: template.id, error: extraction.thrown })
@@ -217,7 +231,7 @@ export const parseSms = (sms: SmsToParse, templates: TemplateSet, report?: (r: P
       rejected.push({ template_id: template.id, reason: "the amount is zero" })
       continue
     }
-    if (broken.length > 0) report?.({ brokenTemplates: broken })
+    tell()
     const timeText = extraction.time ?? dateTimePattern.exec(text)?.[0]
     const txnAt = timeText === undefined ? undefined : readTransactionTime(timeText, sms.receivedAt)
     return {
@@ -242,7 +256,7 @@ export const parseSms = (sms: SmsToParse, templates: TemplateSet, report?: (r: P
       }
     }
   }
-  if (broken.length > 0) report?.({ brokenTemplates: broken })
+  tell()
   const reason = rejected.length > 0
     ? `a deposit without a payer name: ${rejected[0]!.reason}`
     : "a deposit that no template reads (no payer name and amount extracted)"

@@ -40,10 +40,19 @@ export const maxRuleLength = 2_000
  * bank template needs a few hundred; at this bound the slowest rule measured compiles in tens of
  * milliseconds and matches an SMS in about a millisecond (BENCHMARKS.md, "rule engine").
  */
-export const maxRuleSize = 4_000
+export const maxRuleSize = 2_000
 
 /** Texts longer than this are not given to rules (bank notifications are far shorter). */
 export const maxTextLength = 2_000
+
+/**
+ * A new rule (operator's or model's) is refused when reading a text of {@link maxTextLength}
+ * characters made of its sample takes longer than this: RE2 keeps matching linear in the text,
+ * but a rule whose every character keeps many states alive is linear with a large factor. Far
+ * above what a bank template needs (well under a millisecond). Compile time is bounded by
+ * {@link maxRuleSize} instead: measured, it depends mostly on how warm the JIT is.
+ */
+export const maxRuleMillis = 100
 
 const requiredGroups = ["name", "amount"] as const
 
@@ -109,6 +118,8 @@ const compileMessage = (error: unknown): string => clip(error instanceof Error ?
  * time to compile and to match any one rule small, whatever an operator or a model writes.
  */
 export const estimateRuleSize = (rule: string): number => {
+  // Case folding makes a character class many times dearer to compile (every range folded).
+  const classCost = /\(\?[a-zA-Z]*i/.test(rule) ? 10 : 1
   const stack: Array<{ total: number; last: number }> = [{ total: 0, last: 0 }]
   const top = () => stack[stack.length - 1]!
   const add = (size: number) => {
@@ -152,7 +163,7 @@ export const estimateRuleSize = (rule: string): number => {
         } else j++
       }
       i = j + 1
-      add(1)
+      add(classCost)
       continue
     }
     if (c === "(") {
@@ -303,6 +314,15 @@ export const validateRule = (
       return Result.fail(
         new RuleRejected({ detail: `rule does not extract name and amount from the sample: ${onSample.reason}` })
       )
+    }
+    const probe = `${text}\n`.repeat(Math.ceil(maxTextLength / (text.length + 1))).slice(0, maxTextLength)
+    const probeStarted = performance.now()
+    extract(probe)
+    const probeMillis = performance.now() - probeStarted
+    if (probeMillis > maxRuleMillis) {
+      return Result.fail(new RuleRejected({
+        detail: `rule is too slow: it took ${Math.round(probeMillis)} ms to read ${maxTextLength.toLocaleString("en")} characters (at most ${maxRuleMillis} ms)`
+      }))
     }
     if (options?.rejectNonDeposits === true) {
       const hit = knownNonDeposits.find((message) => extract(normalizeSmsText(message.text)) !== undefined)

@@ -8,7 +8,7 @@ import { Result } from "effect"
 import fc from "fast-check"
 import { builtins0007 } from "../../src/db/migrations/0007_parse.ts"
 import { classifyTransaction } from "../../src/domain/DepositGuard.ts"
-import { type LoadedTemplate, parseSms, payerName, readTransactionTime, seoulIso, templateSet } from "../../src/domain/SmsParse.ts"
+import { type LoadedTemplate, type ParseReport, parseSms, payerName, slowRuleMillis, readTransactionTime, seoulIso, templateSet } from "../../src/domain/SmsParse.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
 import { compileRule } from "../../src/domain/TemplateRule.ts"
 
@@ -64,6 +64,13 @@ describe("the built-in templates", () => {
       ["5,112원 입금 홍길동", "홍길동", "5112"],
       ["토스뱅크\n5,112원 입금\n홍길동 → 내 토스뱅크 통장", "홍길동", "5112"],
       ["홍길동 → 내 토스뱅크 통장 5,112원", "홍길동", "5112"],
+      ["홍길동님에게 50,000원을 받았어요", "홍길동", "50000"],
+      ["[입금] 50,000원 김철수", "김철수", "50000"],
+      // Fields where some banks put them: time after the amount or the name, balance before the name.
+      ["[Sh수협은행] 입금 50,000원 11/23 14:05 홍길동", "홍길동", "50000"],
+      ["[광주은행]입금 50,000원 홍길동 11/23 14:05 잔액 100,000원", "홍길동", "50000"],
+      ["[부산은행] 11/23 14:05 101-2***-5678-09 입금 50,000원 잔액 1,000,000원 홍길동", "홍길동", "50000"],
+      ["[신한은행] 11/23 14:05 입금 50,000원 홍길동 잔액 1,234,567원", "홍길동", "50000"],
       // A purchase refunded into the account is a deposit (it simply matches no order).
       ["[KB]11/20 10:00\n279801**027\n쿠팡\n입금\n18,000\n잔액238,281", "쿠팡", "18000"],
       // Full-width digits and commas.
@@ -316,7 +323,30 @@ describe("template order and failures", () => {
     const outcome = parseSms({ body: text, sender: "16449999", receivedAt }, templateSet([throwing, ...builtinTemplates]), (r) => reports.push(r))
     assert.strictEqual(outcome.status, "parsed")
     assert.deepStrictEqual(outcome.detail.broken_templates, [901])
-    assert.deepStrictEqual(reports, [{ brokenTemplates: [{ id: 901, error: "engine failure" }] }])
+    assert.deepStrictEqual(reports, [{ brokenTemplates: [{ id: 901, error: "engine failure" }], slowTemplates: [] }])
+  })
+
+  it("a rule slower than the bound on one SMS is reported (the loop logs it)", () => {
+    const slow: LoadedTemplate = {
+      id: 903,
+      bank: "느린",
+      sender: "16449999",
+      ruleSource: "manual",
+      rule: {
+        source: "x",
+        extract: () => {
+          const until = performance.now() + slowRuleMillis + 10
+          while (performance.now() < until) {
+            // a rule taking its time
+          }
+          return undefined
+        }
+      }
+    }
+    const reports: Array<ParseReport> = []
+    const outcome = parseSms({ body: text, sender: "16449999", receivedAt }, templateSet([slow, ...builtinTemplates]), (r) => reports.push(r))
+    assert.strictEqual(outcome.status, "parsed")
+    assert.deepStrictEqual(reports.flatMap((r) => r.slowTemplates.map((t) => t.id)), [903])
   })
 
   it("outgoing money and non-transactions are ignored before any template, whatever an operator rule reads", () => {

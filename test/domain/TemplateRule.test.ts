@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import { knownNonDeposits } from "../../src/domain/NonDeposits.ts"
-import { compileRule, type CompiledRule, type RuleRejected, validateRule } from "../../src/domain/TemplateRule.ts"
+import { builtins0007 } from "../../src/db/migrations/0007_parse.ts"
+import { compileRule, type CompiledRule, estimateRuleSize, maxRuleSize, type RuleRejected, validateRule } from "../../src/domain/TemplateRule.ts"
 
 const ok = (result: Result.Result<CompiledRule, RuleRejected>): CompiledRule => {
   if (Result.isFailure(result)) assert.fail(`expected the rule to be accepted, got: ${result.failure.detail}`)
@@ -202,5 +203,42 @@ describe("knownNonDeposits", () => {
       assert.isAbove(message.text.trim().length, 0)
     }
     assert.isTrue(knownNonDeposits.some((m) => m.text.includes("\n출금\n2,960,000\n")))
+  })
+})
+
+describe("the rule engine", () => {
+  it("compiles 10,000 distinct rules in one process, and the last one works like the first", () => {
+    // re2-wasm refused every rule after ~3,200 (its 16 MiB heap full, nothing ever freed); re2js
+    // rules are ordinary objects the garbage collector frees.
+    const ruleFor = (i: number) => `\\[KB\\]\\d{2}/\\d{2} \\d{2}:\\d{2}\\s*[\\d*]+\\s*(?P<name>[^\\n]+?)\\s*입금${i}\\s*(?P<amount>[\\d,]+)`
+    for (let i = 0; i < 10_000; i++) {
+      const compiled = ok(compileRule(ruleFor(i)))
+      if (i % 2_500 === 0 || i === 9_999) {
+        assert.deepStrictEqual(compiled.extract(`[KB]01/20 10:13\n971372**874\n박희자\n입금${i}\n141,000`), { name: "박희자", amount: "141000" })
+      }
+    }
+  }, 120_000)
+
+  it("refuses rules that would compile to a large program, before compiling them", () => {
+    const fill = (unit: string) => {
+      let rule = "(?P<name>\\S+) (?P<amount>\\d+)"
+      while (rule.length + unit.length <= 2_000) rule += unit
+      return rule
+    }
+    for (const unit of ["\\S{1,1000}", "[^\\n]{0,999}", "\\pL{1,100}", "(?:\\pL|\\pN){1,50}", "(?:(?:a{10}){10}){10}"]) {
+      const detail = rejected(compileRule(fill(unit)))
+      assert.match(detail, /^rule is too large: it would compile to about [\d,]+ instructions, more than 2,000/, unit)
+    }
+    // Case folding makes character classes dear: counted ten times.
+    assert.isAbove(estimateRuleSize("(?i)[a-z가-힣]{1,10}"), 10 * estimateRuleSize("[a-z가-힣]{1,10}") / 2)
+    // The built-in templates stay far below the bound.
+    for (const t of builtins0007) assert.isBelow(estimateRuleSize(t.rule), maxRuleSize / 4, t.key)
+  })
+
+  it("refuses a rule that is too slow on a text of the longest length read", () => {
+    let rule = "(?P<name>a)(?P<amount>\\d)"
+    while (estimateRuleSize(`${rule}(?:[^x]{1,5}){1,4}`) <= maxRuleSize) rule += "(?:[^x]{1,5}){1,4}"
+    const detail = rejected(validateRule(rule, "입금 a1 " + "가나다 ".repeat(100)))
+    assert.match(detail, /^rule is too slow: it took \d+ ms to read 2,000 characters \(at most 100 ms\)$/)
   })
 })

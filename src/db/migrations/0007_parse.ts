@@ -62,10 +62,19 @@ const depositType = String.raw`(?:전자금융|스마트폰|인터넷|모바일|
 const maskedHolder = String.raw`[^\s\d]*\*[^\s\d]*(?:님|\(\d{2,4}\))?`
 
 /** `[Bank] MM/DD HH:mm [account] 입금 amount[원] name [잔액 balance]`: the common single-line layout. */
+/** A balance printed before the name (not captured: the rule captures the one after the name). */
+const balanceBefore = String.raw`(?:잔액 ?:? ?[\d,]+(?: ?원)?\s*)?`
+/** A time printed after the amount or after the name, where some banks put it. */
+const laterTime = String.raw`(?:(?:${monthDay} ?)?${hourMinute})`
+
+/**
+ * `[Bank] [masked holder] [MM/DD HH:mm] [account] 입금 amount[원] [time] [잔액…] name [time] [잔액 balance]`:
+ * the common layout, the optional fields in every place a bank puts them.
+ */
 const timeAccountDepositAmountName = (prefix: string, won: boolean) =>
   String.raw`${prefix}\s*(?:${maskedHolder}\s*)?(?:(?P<time>(?:\d{4}[./])?${monthDay},? ?${hourMinute})\s*)?(?:${account}\s*)?${depositType}\s*${
     won ? amountWon : amount
-  }\s*${name}${thenBalanceOrEnd(won)}`
+  }\s*(?:${laterTime}\s*)?${balanceBefore}${name}(?:\s*${laterTime})?${thenBalanceOrEnd(won)}`
 
 const bracketed = (names: string) => String.raw`[\[(]?(?:${names})[\])]?`
 
@@ -109,15 +118,15 @@ export const builtins0007: ReadonlyArray<BuiltinTemplate> = [
     bank: "신한",
     sender: "15778000",
     sample: "[Web발신]\n신한07/04 15:28\n110-496-922482\n입금 100,000\n잔액 870,045\n박현옥",
-    rule: String.raw`신한(?:은행)?\s*(?P<time>${monthDay} ?${hourMinute})\s*\[?(?:(?P<account>${account})\]?\s*)?${depositType}\s*${amount}(?:\s*${balance})?\s*${name}${lineEnd}`
+    rule: String.raw`\[?신한(?:은행)?\]?\s*(?P<time>${monthDay} ?${hourMinute})\s*\[?(?:(?P<account>${account})\]?\s*)?${depositType}\s*${amount}원?(?:\s*잔액 ?:? ?[\d,]+원?)?\s*${name}(?:\s*${balance}원?|${lineEnd})`
   },
-  // 우리: `[우리]MM/DD HH:mm account 입금 amount원 name 잔액…`; also without the bank (`07/18 16:50 *420576 입금 8원 떼껄룩스`).
+  // 우리: `[우리]MM/DD HH:mm account 입금 amount원 name 잔액…`.
   {
     key: "woori",
     bank: "우리",
     sender: "15885000",
     sample: "[Web발신]\n우리 06/12 14:23\n1002***123456\n입금 100,000원\n김영희\n잔액 2,000,000원",
-    rule: String.raw`(?:${bracketed("우리|우리은행")}\s*)?(?P<time>${monthDay} ?${hourMinute})\s*(?P<account>[\d*#-]{4,})\s*${depositType}\s*${amountWon}\s*${name}${thenBalanceOrEnd(true)}`
+    rule: String.raw`${bracketed("우리|우리은행")}\s*(?P<time>${monthDay} ?${hourMinute})\s*(?P<account>[\d*#-]{4,})\s*${depositType}\s*${amountWon}\s*${balanceBefore}${name}${thenBalanceOrEnd(true)}`
   },
   // 하나: `하나,MM/DD, HH:mm`, account, `입금amount원`, name, 잔액; `[하나은행] 2026.12.11 22:05 입금 10,000원 name 잔액…`.
   {
@@ -180,7 +189,7 @@ export const builtins0007: ReadonlyArray<BuiltinTemplate> = [
     bank: "신협",
     sender: "15666000",
     sample: "신협132*****2222 07/04 16:15 입금 300,000원 김규성 잔액312,533원",
-    rule: String.raw`${bracketed("신협")}\s*(?P<account>${account})?\s*(?P<time>${monthDay} ?${hourMinute})\s*${depositType}\s*${amountWon}\s*${name}${thenBalanceOrEnd(true)}`
+    rule: String.raw`${bracketed("신협")}\s*(?P<account>${account})?\s*(?P<time>${monthDay} ?${hourMinute})\s*(?:${account}\s*)?${depositType}\s*${amountWon}\s*${balanceBefore}${name}${thenBalanceOrEnd(true)}`
   },
   // 새마을금고: `[MG새마을금고]`, time, account, `입금 amount원`, name, 잔액.
   {
@@ -196,7 +205,7 @@ export const builtins0007: ReadonlyArray<BuiltinTemplate> = [
     bank: "우체국",
     sender: "15881900",
     sample: "우체국,23:47\n610********249\n입금39,000원\n잔액74,495,645원\n고정복",
-    rule: String.raw`${bracketed("우체국")},?\s*(?P<time>(?:${monthDay} ?)?${hourMinute})\s*(?P<account>${account})\s*${depositType}\s*${amountWon}\s*(?:${balanceWon}\s*)?${name}${lineEnd}`
+    rule: String.raw`${bracketed("우체국")},?\s*(?P<time>(?:${monthDay} ?)?${hourMinute})\s*(?P<account>${account})\s*${depositType}\s*${amountWon}\s*${balanceBefore}${name}(?:\s*${balanceWon}|${lineEnd})`
   },
   // iM뱅크 (대구): `iM뱅크 MM/DD HH:mm`, account, `입금 amount` (no 원), `잔액 balance`, name.
   {
@@ -247,13 +256,13 @@ export const builtins0007: ReadonlyArray<BuiltinTemplate> = [
     sample: "카카오뱅크\n07/07 16:45\n입금 100,000원\n이민수님\n잔액 2,100,000원",
     rule: String.raw`(?:카카오뱅크|토스뱅크|토스|케이뱅크|신한은행|신한 SOL|KB국민은행|KB스타뱅킹|하나은행|우리은행|NH농협|농협은행|IBK기업은행|iM뱅크)\s*(?:(?P<time>${monthDay} ?${hourMinute})\s*)?입금\s*${amountWon}\s*(?:${monthDay} ?${hourMinute}\s*)?${name}${thenBalanceOrEnd(true)}`
   },
-  // App pushes as a sentence: `홍길동님이 50,000원을 보냈어요`, `[카카오뱅크] 홍길동님이 3333-**-1234567 계좌로 10,000원을 입금했어요.`
+  // App pushes as a sentence: `홍길동님이 50,000원을 보냈어요`, `홍길동님에게 50,000원을 받았어요`, `[카카오뱅크] 홍길동님이 3333-**-1234567 계좌로 10,000원을 입금했어요.`
   {
     key: "app_sentence",
     bank: "앱 알림",
     sender: null,
     sample: "[카카오뱅크] 홍길동님이 3333-**-1234567 계좌로 10,000원을 입금했어요.",
-    rule: String.raw`(?:^|[\s\]])(?P<name>${nameStart}\S*?)님이\s*(?:${account}\s*계좌로\s*)?${amount}원을?\s*(?:입금했어요|입금했습니다|입금하였습니다|보냈어요|보냈습니다)`
+    rule: String.raw`(?:^|[\s\]])(?P<name>${nameStart}\S*?)님(?:이|께서|에게서|에게|으로부터)\s*(?:${account}\s*계좌로\s*)?${amount}원을?\s*(?:입금했어요|입금했습니다|입금하였습니다|보냈어요|보냈습니다|받았어요|받았습니다)`
   },
   // App pushes with the amount first: `5,112원 입금 홍길동`, `50,000원 입금\n홍길동 → 내 토스뱅크 통장`.
   {
@@ -272,6 +281,14 @@ export const builtins0007: ReadonlyArray<BuiltinTemplate> = [
     sample: "홍길동 → 내 토스뱅크 통장 5,112원",
     rule: String.raw`(?:^|\n)(?:(?:입금|토스뱅크|토스)\s*)?(?P<name>${nameStart}[^\n→]*?)\s*(?:→|->)\s*내 [^\n]*?(?:통장|계좌)\s*(?:입금\s*)?${amount} ?원`
   },
+  // No bank named: `07/18 16:50 *420576 입금 8원 떼껄룩스` (우리 as some forwarders deliver it).
+  {
+    key: "generic_time_account",
+    bank: "기타",
+    sender: null,
+    sample: "07/18 16:50 *420576 입금 8원 떼껄룩스",
+    rule: String.raw`(?:^|\n)(?P<time>${monthDay} ?${hourMinute})\s*(?P<account>[\d*#-]{4,})\s*${depositType}\s*${amountWon}\s*${balanceBefore}${name}${thenBalanceOrEnd(true)}`
+  },
   // No bank named: `입금 10,000원\nMM/DD HH:mm 홍길동`.
   {
     key: "generic_amount_time_name",
@@ -279,6 +296,14 @@ export const builtins0007: ReadonlyArray<BuiltinTemplate> = [
     sender: null,
     sample: "입금 10,000원\n04/12 15:30 홍길동",
     rule: String.raw`(?:^|\n)${depositType}\s*${amountWon}\s*(?P<time>${monthDay} ?${hourMinute})\s*${name}${thenBalanceOrEnd(true)}`
+  },
+  // No bank named, the amount and the name first: `입금 50,000원 홍길동 잔액 …`, `[입금] 50,000원 홍길동`.
+  {
+    key: "generic_amount_name",
+    bank: "기타",
+    sender: null,
+    sample: "[입금] 50,000원 홍길동",
+    rule: String.raw`(?:^|\n)(?:\[입금\]|입금)\s*${amountWon}\s*${name}(?:\s*${laterTime})?${thenBalanceOrEnd(true)}`
   }
 ]
 
@@ -290,6 +315,10 @@ export default [
     CHECK ((rule_source = 'builtin') = (builtin_key IS NOT NULL))`,
   `CREATE UNIQUE INDEX shooter_template_builtin_key_idx ON recon.shooter_template_recharge (builtin_key)
     WHERE rule_source = 'builtin'`,
+  // One rule per bank, compared by its digest: a btree entry holds at most ~2,700 bytes, and a
+  // rule may be 2,000 characters of Hangul (6,000 bytes in UTF-8).
+  `ALTER TABLE recon.shooter_template_recharge DROP CONSTRAINT shooter_template_recharge_bank_rule_key`,
+  `CREATE UNIQUE INDEX shooter_template_bank_rule_idx ON recon.shooter_template_recharge (bank, md5(rule))`,
   // The parse loop claims the received SMS oldest first.
   `CREATE INDEX shooter_sms_received_idx ON recon.shooter_sms (id) WHERE status = 'received'`,
   ...builtinUpsert(builtins0007)
