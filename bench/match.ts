@@ -1,0 +1,141 @@
+// Benchmark of order_match_loop (figures printed, nothing asserted): parsed → approved latency at a
+// steady 100 SMS/s, approvals per second through the real wallet_service against `pgbench -N` on
+// the same server, and the time to clear a backlog of parsed SMS against as many deposits.
+// node bench/match.ts [backlog]   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
+// The worker (every loop) and wallet_service run in this process, as `all` runs them.
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Deferred, Effect, Layer, Redacted } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { SqlClient } from "effect/sql"
+import { spawnSync } from "node:child_process"
+import { createServer } from "node:http"
+import { cpus } from "node:os"
+import { join } from "node:path"
+import { readWalletSettings, ConfigReader } from "../src/config/AppConfig.ts"
+import { pgLayer } from "../src/db/Database.ts"
+import { HealthRegistry } from "../src/health/HealthRegistry.ts"
+import { walletRoutes } from "../src/http/WalletServer.ts"
+import { Kicks } from "../src/loops/Loop.ts"
+import { loops } from "../src/loops/index.ts"
+import { Fatal, workerCore } from "../src/loops/Runtime.ts"
+import { benchDatabase } from "./support.ts"
+
+const TOKEN = "bench-recon-token-0123456789"
+const RATE = 100
+const STEADY_SECONDS = Number(process.env.STEADY ?? 30)
+const BACKLOG = Number(process.argv[2] ?? 100_000)
+
+const db = await benchDatabase("match")
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+const ms = (n: number) => `${n.toFixed(1)} ms`
+const report = (line: string) => console.log(line)
+const parseLoop = loops.some((loop) => (loop.name as string) === "parse_loop")
+report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${process.version}, ${db.embedded ? "embedded PostgreSQL" : "DATABASE_URL"}`)
+
+const sqlLayer = Layer.orDie(pgLayer(Redacted.make(db.url)))
+
+/** `n` players `prefix-i`, each with one pending deposit of 10,000 from that name, and `n` parsed SMS from them. */
+const arrange = (prefix: string, n: number, sms: boolean) =>
+  db.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO recon.player (name) SELECT ${prefix} || '-' || g FROM generate_series(1, ${n}) AS g`
+    if (sms) {
+      yield* sql`INSERT INTO recon.shooter_sms (device_id, sender, body, normalized_body, received_at, status, bank, payer_name, amount)
+        SELECT 'bench', '15881688', ${prefix} || '-' || g, ${prefix} || g, now(), 'parsed', 'KB', ${prefix} || '-' || g, 10000
+        FROM generate_series(1, ${n}) AS g`
+    }
+    yield* sql`INSERT INTO recon.deposit (player_id, from_bank_owner, amount)
+      SELECT id, name, 10000 FROM recon.player WHERE name LIKE ${`${prefix}-%`}`
+  }))
+
+const countApproved = (prefix: string) =>
+  db.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM recon.shooter_sms WHERE status = 'approved' AND payer_name LIKE ${`${prefix}-%`}`
+    return Number(row!.n)
+  }))
+
+await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+  // wallet_service on a free port.
+  const config = new ConfigReader({ SVC_INTERNAL_SERVICE_TOKEN_RECON: TOKEN })
+  const walletSettings = readWalletSettings(config)
+  config.done()
+  const server = yield* Layer.build(HttpRouter.serve(walletRoutes(walletSettings).pipe(Layer.provide(sqlLayer), Layer.orDie), { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.orDie
+  ) as Layer.Layer<HttpServer.HttpServer>)
+  const address = Context.get(server, HttpServer.HttpServer).address
+  const walletUrl = `http://127.0.0.1:${"port" in address ? address.port : 0}`
+
+  const fatal = yield* Deferred.make<never, unknown>()
+  const worker = yield* Layer.build(workerCore({
+    port: 0,
+    heartbeatFile: join(db.dir, "bench.heartbeat"),
+    chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] },
+    walletUrl,
+    adminUrl: "http://127.0.0.1:9",
+    callerToken: Redacted.make(TOKEN)
+  }).pipe(Layer.provideMerge(Layer.succeed(Fatal, fatal)), Layer.provideMerge(sqlLayer), Layer.orDie))
+  const registry = Context.get(worker, HealthRegistry)
+  const kicks = Context.get(worker, Kicks)
+  while (!(yield* registry.ready)) yield* Effect.sleep("20 millis")
+  const sql = Context.get(worker, SqlClient.SqlClient)
+
+  // 1. Latency at a steady rate: each SMS committed as parse_loop leaves it, then the kick parse_loop sends.
+  {
+    yield* Effect.promise(() => arrange("warm", 200, true))
+    yield* kicks.kick("order_match_loop")
+    while ((yield* Effect.promise(() => countApproved("warm"))) < 200) yield* Effect.sleep("50 millis")
+    const n = RATE * STEADY_SECONDS
+    yield* Effect.promise(() => arrange("steady", n, false))
+    const sent = new Map<number, number>()
+    const start = performance.now()
+    const origin = Date.now() - start
+    for (let i = 1; i <= n; i++) {
+      const due = start + (i - 1) * (1000 / RATE)
+      const wait = due - performance.now()
+      if (wait > 0) yield* Effect.sleep(`${wait} millis`)
+      const at = origin + performance.now()
+      const [row] = yield* sql<{ id: bigint }>`INSERT INTO recon.shooter_sms (device_id, sender, body, normalized_body, received_at, status, bank, payer_name, amount)
+        VALUES ('bench', '15881688', ${`steady-${i}`}, ${`steady${i}`}, now(), 'parsed', 'KB', ${`steady-${i}`}, 10000) RETURNING id`
+      sent.set(Number(row!.id), at)
+      yield* kicks.kick("order_match_loop")
+    }
+    while ((yield* Effect.promise(() => countApproved("steady"))) < n) yield* Effect.sleep("50 millis")
+    const rows = yield* sql<{ id: bigint; at: Date }>`SELECT id, updated_at AS at FROM recon.shooter_sms WHERE payer_name LIKE 'steady-%'`
+    const latencies = rows.map((r) => r.at.getTime() - sent.get(Number(r.id))!).sort((a, b) => a - b)
+    report(`${parseLoop ? "parsed" : "parsed (no parse_loop in this build: not the webhook)"} → approved at a steady ${RATE} SMS/s for ${STEADY_SECONDS} s (${n} SMS): ` +
+      `p50 ${ms(percentile(latencies, 50))}, p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies[latencies.length - 1]!)}`)
+  }
+
+  // 2. A backlog: parsed SMS and their deposits already there, the loop kicked once.
+  {
+    yield* Effect.promise(() => arrange("backlog", BACKLOG, true))
+    const start = performance.now()
+    yield* kicks.kick("order_match_loop")
+    let last = 0
+    let notReady = 0
+    while (last < BACKLOG) {
+      yield* Effect.sleep("200 millis")
+      last = yield* Effect.promise(() => countApproved("backlog"))
+      if (!(yield* registry.ready)) notReady++
+    }
+    const seconds = (performance.now() - start) / 1000
+    const rate = BACKLOG / seconds
+    report(`backlog of ${BACKLOG.toLocaleString("en")} parsed SMS against as many deposits: cleared in ${seconds.toFixed(1)} s, ${rate.toFixed(0)} approvals/s end to end (worker ready throughout: ${notReady === 0 ? "yes" : `no, ${notReady} samples not ready`})`)
+
+    // 3. pgbench -N (simple-update TPC-B, 8 clients) on the same server, for the ratio.
+    const server = new URL(db.url)
+    const env = { ...process.env, PGHOST: server.hostname, PGPORT: server.port, PGUSER: decodeURIComponent(server.username), PGPASSWORD: decodeURIComponent(server.password) }
+    const dbName = server.pathname.slice(1)
+    const init = spawnSync("pgbench", ["-i", "-q", "-s", "10", dbName], { env, encoding: "utf8" })
+    if (init.error !== undefined || init.status !== 0) {
+      report(`pgbench: not run (${init.error?.message ?? init.stderr.trim().split("\n").pop()})`)
+    } else {
+      const run = spawnSync("pgbench", ["-N", "-c", "8", "-j", "2", "-T", "20", dbName], { env, encoding: "utf8" })
+      const tps = Number(/tps = ([\d.]+)/.exec(run.stdout)?.[1] ?? NaN)
+      report(`pgbench -N -c 8 -j 2 -T 20 (scale 10) on the same server: ${tps.toFixed(0)} tps; approvals/s ÷ tps = ${(rate / tps).toFixed(2)}`)
+    }
+  }
+}))).finally(() => db.close())
+process.exit(0)
