@@ -3,7 +3,10 @@
 // in-flight work bounded to 10 s), and exit 1 when the program itself gives up.
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, Logger, References } from "effect"
-import { ConfigProblems, ConfigReader, type Env, type LogSettings, readLogSettings } from "./AppConfig.ts"
+import type { SqlClient } from "effect/sql"
+import { DatabaseLive } from "../db/Database.ts"
+import { runMigrations } from "../db/Migrations.ts"
+import { ConfigProblems, ConfigReader, type Env, type LogSettings, readDatabaseUrl, readLogSettings } from "./AppConfig.ts"
 
 const levels = {
   trace: "Trace", debug: "Debug", info: "Info", warn: "Warn", error: "Error", fatal: "Fatal", none: "None"
@@ -52,3 +55,19 @@ export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = pro
     }
   })
 }
+
+/** What a one-shot command on the database reads: DATABASE_URL and logging (exit 2 on a problem). */
+export const readDatabaseCommandSettings = (env: Env) =>
+  readConfigOrExit(env, (config) => ({ databaseUrl: readDatabaseUrl(config), log: readLogSettings(config) }))
+
+/** Runs a one-shot command's program after the pending migrations, on its database, to its exit. */
+export const runOnDatabase = <A, E>(
+  settings: ReturnType<typeof readDatabaseCommandSettings>,
+  program: Effect.Effect<A, E, SqlClient.SqlClient>
+) =>
+  Effect.runPromiseExit(runMigrations().pipe(
+    Effect.andThen(program),
+    Effect.provide(DatabaseLive(settings.databaseUrl)),
+    Effect.scoped,
+    Effect.provide(loggingLayer(settings.log))
+  ))
