@@ -71,9 +71,6 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
         const nextAt = status === "approving"
           ? new Date(now + walletBackoffMillis(attempts, yield* Random.nextBetween(0.8, 1.2)))
           : null
-        if (outcome._tag === "Unavailable") {
-          yield* Effect.logWarning(`sms ${due.id}: ${outcome.reason}; sent again after ${nextAt!.toISOString()}`)
-        }
         const result: MatchStore.Outcome = {
           id: due.id,
           depositId: due.deposit_id,
@@ -113,6 +110,11 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
           else waiting++
         }
         if (reviews > 0) yield* requestSync
+        // One line per pass, however many SMS an outage holds back.
+        const unavailable = done.find((o) => o.status === "approving")
+        if (unavailable !== undefined) {
+          yield* Effect.logWarning(`${waiting} approving SMS wait for wallet_service (${unavailable.wallet.detail}); each is sent again after its backoff`)
+        }
       }
       if (decided.claimed > 0 || due.length > 0) {
         yield* Effect.logInfo(

@@ -31,19 +31,25 @@ const heartbeatPath = () => join(mkdtempSync(join(tmpdir(), "recon-match-")), "w
 /** A server for the test's scope. */
 const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
 
-/** A fresh database, the real wallet_service on it, and the worker with only order_match_loop. */
-const setUp = (prefix: string, options: { readonly walletUrl?: (wallet: string) => Effect.Effect<string, never, Scope.Scope>; readonly adminUrl?: string } = {}) =>
+/** The worker with only order_match_loop on an existing database (nothing answers where no URL is given). */
+const setUpWorker = (db: string, urls: { readonly adminUrl?: string; readonly walletUrl?: string }) =>
+  Effect.gen(function*() {
+    const worker = yield* buildWorker(db, heartbeatPath(), {
+      loops: [OrderMatchLoop],
+      backoff: Schedule.spaced("20 millis"),
+      settings: { walletUrl: urls.walletUrl ?? "http://127.0.0.1:9", adminUrl: urls.adminUrl ?? "http://127.0.0.1:9", callerToken: Redacted.make(RECON_TOKEN) }
+    })
+    yield* eventually("ready", worker.registry.ready)
+    return worker
+  })
+
+/** A fresh database, the real wallet_service on it (or a stand-in in front of it), and the worker. */
+const setUp = (prefix: string, options: { readonly walletUrl?: (wallet: string) => Effect.Effect<string, never, Scope.Scope> } = {}) =>
   Effect.gen(function*() {
     const db = yield* Effect.promise(() => createMigratedDatabase(prefix))
     const wallet = yield* serve(startWallet(db))
     const walletUrl = options.walletUrl === undefined ? wallet.url : yield* options.walletUrl(wallet.url)
-    const worker = yield* buildWorker(db, heartbeatPath(), {
-      loops: [OrderMatchLoop],
-      backoff: Schedule.spaced("20 millis"),
-      settings: { walletUrl, adminUrl: options.adminUrl ?? "http://127.0.0.1:9", callerToken: Redacted.make(RECON_TOKEN) }
-    })
-    yield* eventually("ready", worker.registry.ready)
-    return { db, wallet, ...worker }
+    return { db, wallet, ...(yield* setUpWorker(db, { walletUrl })) }
   })
 
 const status = (db: string, id: number) => Effect.promise(() => smsState(db, id))
@@ -362,17 +368,6 @@ describe("the wallet's answers", () => {
     }), 30_000)
 })
 
-/** The worker (only order_match_loop) on an existing database. */
-const setUpWorker = (db: string, urls: { readonly adminUrl?: string; readonly walletUrl?: string }) =>
-  Effect.gen(function*() {
-    const worker = yield* buildWorker(db, heartbeatPath(), {
-      loops: [OrderMatchLoop],
-      backoff: Schedule.spaced("20 millis"),
-      settings: { walletUrl: urls.walletUrl ?? "http://127.0.0.1:9", adminUrl: urls.adminUrl ?? "http://127.0.0.1:9", callerToken: Redacted.make(RECON_TOKEN) }
-    })
-    yield* eventually("ready", worker.registry.ready)
-    return worker
-  })
 
 describe("a hung pass", () => {
   it.effect("a pass stalled on the database past the 90 s TTL is interrupted, the loop restarted, readiness false until it succeeds again", () =>
