@@ -39,13 +39,13 @@ const arrange = (prefix: string, n: number, sms: boolean) =>
   db.run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     yield* sql`INSERT INTO recon.player (name) SELECT ${prefix} || '-' || g FROM generate_series(1, ${n}) AS g`
+    yield* sql`INSERT INTO recon.deposit (player_id, from_bank_owner, amount)
+      SELECT id, name, 10000 FROM recon.player WHERE name LIKE ${`${prefix}-%`}`
     if (sms) {
       yield* sql`INSERT INTO recon.shooter_sms (device_id, sender, body, normalized_body, received_at, status, bank, payer_name, amount)
         SELECT 'bench', '15881688', ${prefix} || '-' || g, ${prefix} || g, now(), 'parsed', 'KB', ${prefix} || '-' || g, 10000
         FROM generate_series(1, ${n}) AS g`
     }
-    yield* sql`INSERT INTO recon.deposit (player_id, from_bank_owner, amount)
-      SELECT id, name, 10000 FROM recon.player WHERE name LIKE ${`${prefix}-%`}`
   }))
 
 const countApproved = (prefix: string) =>

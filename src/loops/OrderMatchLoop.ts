@@ -22,8 +22,9 @@ export const WALLET_CONCURRENCY = 16
 export const LEASE = Duration.sum(DEFAULT_WALLET_TIMEOUT, Duration.seconds(10))
 /** No new wallet call is started after this much of a pass: the pass ends well inside the 90 s TTL. */
 export const WALLET_BUDGET = Duration.seconds(30)
-/** admin_service sync retries: 500 ms, 1 s, 2 s … at most 30 s apart, until it answers. */
+/** admin_service sync retries: 500 ms, 1 s, 2 s … at most 30 s apart; after this many, its own 10 s tick catches up. */
 const SYNC_RETRY_CAP = Duration.seconds(30)
+const SYNC_ATTEMPTS = 12
 
 /**
  * Asks admin_service to push fresh counters, after the commit and off the pass: requests coalesce,
@@ -35,11 +36,14 @@ const adminSyncer = Effect.gen(function*() {
   yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
     yield* Queue.take(requests)
     let delay = Duration.millis(500)
-    while (true) {
+    for (let attempt = 1; attempt <= SYNC_ATTEMPTS; attempt++) {
       // This call covers every request made so far.
       yield* Queue.clear(requests)
       const outcome = yield* admin.sync
       if (outcome._tag === "Synced") return
+      if (attempt === SYNC_ATTEMPTS) {
+        return yield* Effect.logWarning(`admin_service sync failed ${attempt} times (${outcome.reason}); giving up until the next change`)
+      }
       yield* Effect.logWarning(`admin_service sync failed (${outcome.reason}); retrying in ${Duration.format(delay)}`)
       yield* Effect.sleep(delay)
       delay = Duration.min(Duration.times(delay, 2), SYNC_RETRY_CAP)
