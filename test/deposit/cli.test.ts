@@ -4,9 +4,10 @@
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { parseArgs } from "../../src/deposit/cli.ts"
-import { createTestDatabase } from "../support/database.ts"
+import { DepositStore } from "../../src/db/DepositStore.ts"
+import { createTestDatabase, runSql } from "../support/database.ts"
 import { runCommandToEnd } from "../support/process.ts"
-import { query } from "../support/wallet.ts"
+import { createDeposit, query } from "../support/wallet.ts"
 
 const deposit = (databaseUrl: string, args: ReadonlyArray<string>) => runCommandToEnd(["deposit", ...args], { DATABASE_URL: databaseUrl })
 
@@ -39,18 +40,20 @@ describe("deposit create / list", () => {
   }, 180_000)
 
   it("lists newest first, filtered by status, as tab-separated lines under a header", async () => {
-    const made = await deposit(db, ["create", "--player", "Lister", "--amount", "7"])
-    await query(db, (sql) => sql`UPDATE recon.deposit SET status = 'expired' WHERE id = ${Number(made.stdout)}`)
-    const all = await deposit(db, ["list"])
+    const made = await createDeposit(db, "Lister", "7")
+    await query(db, (sql) => sql`UPDATE recon.deposit SET status = 'expired' WHERE id = ${made.depositId}`)
+    const [all, expired] = await Promise.all([deposit(db, ["list"]), deposit(db, ["list", "--status", "expired"])])
     assert.strictEqual(all.status, 0, all.stderr)
     const [header, ...lines] = all.stdout.trim().split("\n")
     assert.strictEqual(header, "id\tplayer_id\tplayer\tfrom_bank_owner\tamount\tstatus\ttask_status\tsms_id\tcreated_at\tapproved_at")
     assert.strictEqual(lines.length, 3)
-    assert.match(lines[0]!, new RegExp(`^${made.stdout.trim()}\\t\\d+\\tLister\\tLister\\t7.00\\texpired\\t-\\t-\\t\\d{4}-`))
-    const expired = await deposit(db, ["list", "--status", "expired"])
-    assert.deepStrictEqual(expired.stdout.trim().split("\n").slice(1).map((l) => l.split("\t")[0]), [made.stdout.trim()])
-    const pending = await deposit(db, ["list", "--status", "pending", "--limit", "1"])
-    assert.strictEqual(pending.stdout.trim().split("\n").length, 2)
+    assert.match(lines[0]!, new RegExp(`^${made.depositId}\\t${made.playerId}\\tLister\\tLister\\t7.00\\texpired\\t-\\t-\\t\\d{4}-`))
+    assert.deepStrictEqual(expired.stdout.trim().split("\n").slice(1).map((l) => Number(l.split("\t")[0])), [made.depositId])
+    const pending = await runSql(db, Effect.gen(function*() {
+      return yield* (yield* DepositStore).list({ status: "pending", limit: 1 })
+    }).pipe(Effect.provide(DepositStore.layer)))
+    assert.strictEqual(pending.length, 1)
+    assert.strictEqual(pending[0]!.status, "pending")
   }, 180_000)
 
   it("bad input: exit 2 naming the problem, nothing written", async () => {
