@@ -12,7 +12,7 @@ import { reviewReason, statusAfter, walletAnswer, walletBackoffMillis } from "..
 import { Kicks, type Loop } from "./Loop.ts"
 
 /** SMS decided per pass, and approving SMS sent per pass: a backlog is many short passes. */
-export const BATCH = 500
+export const BATCH = 200
 /** Wallet calls in flight at once. */
 export const WALLET_CONCURRENCY = 16
 /**
@@ -21,7 +21,7 @@ export const WALLET_CONCURRENCY = 16
  */
 export const LEASE = Duration.sum(DEFAULT_WALLET_TIMEOUT, Duration.seconds(10))
 /** No new wallet call is started after this much of a pass: the pass ends well inside the 90 s TTL. */
-export const WALLET_BUDGET = Duration.seconds(30)
+export const WALLET_BUDGET = Duration.seconds(20)
 /** admin_service sync retries: 500 ms, 1 s, 2 s … at most 30 s apart; after this many, its own 10 s tick catches up. */
 const SYNC_RETRY_CAP = Duration.seconds(30)
 const SYNC_ATTEMPTS = 12
