@@ -115,10 +115,15 @@ await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     yield* kicks.kick("order_match_loop")
     let last = 0
     let notReady = 0
+    let lastReport = start
     while (last < BACKLOG) {
       yield* Effect.sleep("200 millis")
       last = yield* Effect.promise(() => countApproved("backlog"))
       if (!(yield* registry.ready)) notReady++
+      if (performance.now() - lastReport > 30_000) {
+        lastReport = performance.now()
+        report(`  … ${last.toLocaleString("en")} approved after ${((lastReport - start) / 1000).toFixed(0)} s (${(last / ((lastReport - start) / 1000)).toFixed(0)}/s)`)
+      }
     }
     const seconds = (performance.now() - start) / 1000
     const rate = BACKLOG / seconds
