@@ -4,7 +4,7 @@
 // node bench/match.ts [backlog]   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
 // The worker (every loop) and wallet_service run in this process, as `all` runs them.
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Deferred, Effect, Layer, Redacted } from "effect"
+import { Context, Deferred, Effect, Layer, Redacted, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { spawnSync } from "node:child_process"
@@ -142,5 +142,5 @@ await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       report(`pgbench -N -c 8 -j 2 -T 20 (scale 10) on the same server: ${tps.toFixed(0)} tps; approvals/s ÷ tps = ${(rate / tps).toFixed(2)}`)
     }
   }
-}))).finally(() => db.close())
+})).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).finally(() => db.close())
 process.exit(0)
