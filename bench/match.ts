@@ -1,13 +1,14 @@
 // Benchmark of order_match_loop (figures printed, nothing asserted): parsed → approved latency at a
 // steady 100 SMS/s, approvals per second through the real wallet_service against `pgbench -N` on
 // the same server, and the time to clear a backlog of parsed SMS against as many deposits.
-// node bench/match.ts [backlog]   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
+// node bench/match.ts [backlog]   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server;
+// STEADY (seconds, default 30), BENCH_BACKLOG_SECONDS (stop the backlog early and report the rate).
 // The worker (every loop) and wallet_service run in this process, as `all` runs them.
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Deferred, Effect, Layer, Redacted, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import { createServer } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
@@ -24,6 +25,19 @@ const TOKEN = "bench-recon-token-0123456789"
 const RATE = 100
 const STEADY_SECONDS = Number(process.env.STEADY ?? 30)
 const BACKLOG = Number(process.argv[2] ?? 100_000)
+/** BENCH_BACKLOG_SECONDS: stop the backlog after this long and report the rate so far. */
+const MAX_BACKLOG_SECONDS = Number(process.env.BENCH_BACKLOG_SECONDS ?? Infinity)
+
+/** A command's exit code and output, without blocking the event loop (the worker keeps running). */
+const run = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  Effect.callback<{ readonly code: number; readonly output: string }>((resume) => {
+    const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] })
+    let output = ""
+    child.stdout.on("data", (chunk) => (output += chunk))
+    child.stderr.on("data", (chunk) => (output += chunk))
+    child.on("error", (error) => resume(Effect.succeed({ code: -1, output: String(error.message) })))
+    child.on("close", (code) => resume(Effect.succeed({ code: code ?? -1, output })))
+  })
 
 const db = await benchDatabase("match")
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
@@ -108,7 +122,21 @@ await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       `p50 ${ms(percentile(latencies, 50))}, p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies[latencies.length - 1]!)}`)
   }
 
-  // 2. A backlog: parsed SMS and their deposits already there, the loop kicked once.
+  // 2. pgbench -N (simple-update TPC-B, 8 clients, 20 s) on the same server while the worker idles.
+  const pg = new URL(db.url)
+  const env = { ...process.env, PGHOST: pg.hostname, PGPORT: pg.port, PGUSER: decodeURIComponent(pg.username), PGPASSWORD: decodeURIComponent(pg.password) }
+  const dbName = pg.pathname.slice(1)
+  const init = yield* run("pgbench", ["-i", "-q", "-s", "10", dbName], env)
+  let tps = NaN
+  if (init.code !== 0) {
+    report(`pgbench: not run (${init.output.trim().split("\n").pop()})`)
+  } else {
+    const bench = yield* run("pgbench", ["-N", "-c", "8", "-j", "2", "-T", "20", dbName], env)
+    tps = Number(/tps = ([\d.]+)/.exec(bench.output)?.[1] ?? NaN)
+    report(`pgbench -N -c 8 -j 2 -T 20 (scale 10) on the same server: ${tps.toFixed(0)} tps`)
+  }
+
+  // 3. A backlog: parsed SMS and their deposits already there, the loop kicked once.
   {
     yield* Effect.promise(() => arrange("backlog", BACKLOG, true))
     const start = performance.now()
@@ -116,7 +144,7 @@ await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     let last = 0
     let notReady = 0
     let lastReport = start
-    while (last < BACKLOG) {
+    while (last < BACKLOG && performance.now() - start < MAX_BACKLOG_SECONDS * 1000) {
       yield* Effect.sleep("200 millis")
       last = yield* Effect.promise(() => countApproved("backlog"))
       if (!(yield* registry.ready)) notReady++
@@ -126,21 +154,12 @@ await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       }
     }
     const seconds = (performance.now() - start) / 1000
-    const rate = BACKLOG / seconds
-    report(`backlog of ${BACKLOG.toLocaleString("en")} parsed SMS against as many deposits: cleared in ${seconds.toFixed(1)} s, ${rate.toFixed(0)} approvals/s end to end (worker ready throughout: ${notReady === 0 ? "yes" : `no, ${notReady} samples not ready`})`)
-
-    // 3. pgbench -N (simple-update TPC-B, 8 clients) on the same server, for the ratio.
-    const server = new URL(db.url)
-    const env = { ...process.env, PGHOST: server.hostname, PGPORT: server.port, PGUSER: decodeURIComponent(server.username), PGPASSWORD: decodeURIComponent(server.password) }
-    const dbName = server.pathname.slice(1)
-    const init = spawnSync("pgbench", ["-i", "-q", "-s", "10", dbName], { env, encoding: "utf8" })
-    if (init.error !== undefined || init.status !== 0) {
-      report(`pgbench: not run (${init.error?.message ?? init.stderr.trim().split("\n").pop()})`)
-    } else {
-      const run = spawnSync("pgbench", ["-N", "-c", "8", "-j", "2", "-T", "20", dbName], { env, encoding: "utf8" })
-      const tps = Number(/tps = ([\d.]+)/.exec(run.stdout)?.[1] ?? NaN)
-      report(`pgbench -N -c 8 -j 2 -T 20 (scale 10) on the same server: ${tps.toFixed(0)} tps; approvals/s ÷ tps = ${(rate / tps).toFixed(2)}`)
-    }
+    const rate = last / seconds
+    const ready = notReady === 0 ? "yes" : `no, ${notReady} samples not ready`
+    report(last < BACKLOG
+      ? `backlog of ${BACKLOG.toLocaleString("en")} parsed SMS against as many deposits: NOT cleared, stopped after ${seconds.toFixed(0)} s with ${last.toLocaleString("en")} approved (${rate.toFixed(0)}/s; at that rate ${(BACKLOG / rate).toFixed(0)} s in all); worker ready throughout: ${ready}`
+      : `backlog of ${BACKLOG.toLocaleString("en")} parsed SMS against as many deposits: cleared in ${seconds.toFixed(1)} s, ${rate.toFixed(0)} approvals/s end to end; worker ready throughout: ${ready}`)
+    report(`approvals/s ÷ pgbench -N tps = ${(rate / tps).toFixed(2)}`)
   }
 })).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))).finally(() => db.close())
 process.exit(0)
