@@ -2,11 +2,8 @@
 // echo off when stdin is a terminal, else from ADMIN_PASSWORD. Exit 0 created, 1 refused (the
 // account exists, the database failed), 2 bad usage or configuration. Never prints the password.
 import { Cause, Effect, Exit } from "effect"
-import { readDatabaseUrl, readLogSettings } from "../config/AppConfig.ts"
-import { loggingLayer, readConfigOrExit } from "../config/Runner.ts"
+import { readDatabaseCommandSettings, runOnDatabase } from "../config/Runner.ts"
 import { AdminStore } from "../db/AdminStore.ts"
-import { DatabaseLive } from "../db/Database.ts"
-import { runMigrations } from "../db/Migrations.ts"
 import { hashPassword, passwordProblem } from "./Passwords.ts"
 import { promptHidden } from "./PasswordPrompt.ts"
 
@@ -38,23 +35,13 @@ export const main = async (args: ReadonlyArray<string>) => {
   const [account, ...rest] = args
   if (account === undefined || rest.length > 0) return exit(2, USAGE)
   if (!ACCOUNT.test(account)) return exit(2, `admin --create-user: "${account}" is not an account name (1-64 of A-Z a-z 0-9 . _ @ -)`)
-  const settings = readConfigOrExit(process.env, (config) => ({
-    databaseUrl: readDatabaseUrl(config),
-    log: readLogSettings(config)
-  }))
+  const settings = readDatabaseCommandSettings(process.env)
   const password = await readPassword()
 
-  const program = Effect.gen(function*() {
-    yield* runMigrations()
+  const result = await runOnDatabase(settings, Effect.gen(function*() {
     const store = yield* AdminStore
     return yield* store.createOperator(account, yield* hashPassword(password))
-  }).pipe(
-    Effect.provide(AdminStore.layer),
-    Effect.provide(DatabaseLive(settings.databaseUrl)),
-    Effect.scoped,
-    Effect.provide(loggingLayer(settings.log))
-  )
-  const result = await Effect.runPromiseExit(program)
+  }).pipe(Effect.provide(AdminStore.layer)))
   if (Exit.isSuccess(result)) return exit(0, `operator "${account}" created (id ${result.value})`)
   const failure = Cause.findErrorOption(result.cause)
   if (failure._tag === "Some" && failure.value._tag === "AccountExists") {

@@ -4,9 +4,12 @@
 // database stopped last on every path), and exit 1 when the program itself gives up.
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Data, Effect, Exit, Layer, Logger, Option, References } from "effect"
+import type { SqlClient } from "effect/sql"
+import { DatabaseLive } from "../db/Database.ts"
 import { stopOwnedClusters } from "../db/EmbeddedPostgres.ts"
+import { runMigrations } from "../db/Migrations.ts"
 import { beginStopping } from "../health/Stopping.ts"
-import { ConfigProblems, ConfigReader, type Env, type LogSettings, readLogSettings } from "./AppConfig.ts"
+import { ConfigProblems, ConfigReader, type Env, type LogSettings, readDatabaseUrl, readLogSettings } from "./AppConfig.ts"
 
 /** A failure the user can act on (an unreachable database, …): printed as its one line, exit 1. */
 export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly message: string }> {}
@@ -71,3 +74,19 @@ export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = pro
     }
   })
 }
+
+/** What a one-shot command on the database reads: DATABASE_URL and logging (exit 2 on a problem). */
+export const readDatabaseCommandSettings = (env: Env) =>
+  readConfigOrExit(env, (config) => ({ databaseUrl: readDatabaseUrl(config), log: readLogSettings(config) }))
+
+/** Runs a one-shot command's program after the pending migrations, on its database, to its exit. */
+export const runOnDatabase = <A, E>(
+  settings: ReturnType<typeof readDatabaseCommandSettings>,
+  program: Effect.Effect<A, E, SqlClient.SqlClient>
+) =>
+  Effect.runPromiseExit(runMigrations().pipe(
+    Effect.andThen(program),
+    Effect.provide(DatabaseLive(settings.databaseUrl)),
+    Effect.scoped,
+    Effect.provide(loggingLayer(settings.log))
+  ))

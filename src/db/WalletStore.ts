@@ -1,8 +1,8 @@
 // The queries of wallet_service (DESIGN section 7): approving a pending deposit and crediting its
-// player in one transaction, and reading a balance. Migration 0008's keys back every rule here.
+// player in one transaction (wallet.agree, migration 0008, whose keys back every rule), and
+// reading a balance.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
-import { DbId } from "./Codecs.ts"
 
 /** No deposit has this id. */
 export class DepositNotFound extends Schema.TaggedError<DepositNotFound>()("DepositNotFound", {
@@ -25,47 +25,29 @@ export interface Agreed {
   readonly replayed: boolean
 }
 
-const DepositRow = Schema.Struct({
-  id: DbId,
-  player_id: DbId,
-  amount: Schema.String,
-  status: Schema.String,
-  sms_id: Schema.NullOr(DbId)
+const AgreeRow = Schema.Struct({
+  outcome: Schema.Literals(["approved", "replayed", "conflict", "not_found"]),
+  detail: Schema.NullOr(Schema.String)
 })
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const decodeDeposit = Schema.decodeUnknownEffect(DepositRow)
+  const decodeAgree = Schema.decodeUnknownEffect(AgreeRow)
 
   const approve = (depositId: number, smsId: number | null) =>
     Effect.gen(function*() {
-      const [raw] = yield* sql`SELECT id, player_id, amount::text AS amount, status, sms_id
-        FROM recon.deposit WHERE id = ${depositId} FOR UPDATE`
-      if (raw === undefined) return yield* new DepositNotFound({ depositId })
-      const deposit = yield* Effect.orDie(decodeDeposit(raw))
-      if (deposit.status === "approved") {
-        if (smsId !== null && deposit.sms_id !== smsId) {
-          return yield* new AgreeConflict({ detail: `deposit ${depositId} was approved with another SMS` })
-        }
-        return { depositId, replayed: true }
+      const [raw] = yield* sql`SELECT outcome, detail FROM wallet.agree(${depositId}, ${smsId})`
+      const row = yield* Effect.orDie(decodeAgree(raw))
+      switch (row.outcome) {
+        case "approved":
+          return { depositId, replayed: false }
+        case "replayed":
+          return { depositId, replayed: true }
+        case "not_found":
+          return yield* new DepositNotFound({ depositId })
+        case "conflict":
+          return yield* new AgreeConflict({ detail: row.detail ?? "conflict" })
       }
-      if (deposit.status !== "pending") {
-        return yield* new AgreeConflict({ detail: `deposit ${depositId} is ${deposit.status}, not pending` })
-      }
-      if (smsId !== null && deposit.sms_id !== null && deposit.sms_id !== smsId) {
-        return yield* new AgreeConflict({ detail: `deposit ${depositId} is linked to another SMS` })
-      }
-      const sms = smsId ?? deposit.sms_id
-      if (sms !== null) {
-        const [other] = yield* sql<{ id: unknown }>`SELECT id FROM recon.deposit WHERE sms_id = ${sms} AND id <> ${depositId}`
-        if (other !== undefined) return yield* new AgreeConflict({ detail: `SMS ${sms} already funds another deposit` })
-      }
-      yield* sql`UPDATE recon.deposit SET status = 'approved', approved_at = now(), sms_id = ${sms} WHERE id = ${depositId}`
-      yield* sql`INSERT INTO wallet.ledger (player_id, deposit_id, sms_id, amount)
-        VALUES (${deposit.player_id}, ${depositId}, ${sms}, ${deposit.amount}::numeric)`
-      yield* sql`INSERT INTO wallet.balance (player_id, balance) VALUES (${deposit.player_id}, ${deposit.amount}::numeric)
-        ON CONFLICT (player_id) DO UPDATE SET balance = wallet.balance.balance + EXCLUDED.balance, updated_at = now()`
-      return { depositId, replayed: false }
     })
 
   return {
@@ -75,10 +57,10 @@ const make = Effect.gen(function*() {
      * approval that links the same SMS first loses the unique key race here: a conflict too.
      */
     agree: (depositId: number, smsId: number | null): Effect.Effect<Agreed, DepositNotFound | AgreeConflict | SqlError.SqlError> =>
-      sql.withTransaction(approve(depositId, smsId)).pipe(
+      approve(depositId, smsId).pipe(
         Effect.catchIf(
           (error) => SqlError.isSqlError(error) && error.reason instanceof SqlError.UniqueViolation,
-          () => Effect.fail(new AgreeConflict({ detail: `SMS ${smsId} already funds another deposit` }))
+          () => Effect.fail(new AgreeConflict({ detail: smsId === null ? "the SMS already funds another deposit" : `SMS ${smsId} already funds another deposit` }))
         )
       ),
 

@@ -4,11 +4,8 @@
 // usage or configuration (one line).
 import { Cause, Effect, Exit } from "effect"
 import { SqlError } from "effect/sql"
-import { readDatabaseUrl, readLogSettings } from "../config/AppConfig.ts"
-import { loggingLayer, readConfigOrExit } from "../config/Runner.ts"
-import { DatabaseLive } from "../db/Database.ts"
+import { readDatabaseCommandSettings, runOnDatabase } from "../config/Runner.ts"
 import { AmbiguousPlayer, DEPOSIT_STATUSES, type DepositRow, type DepositStatus, DepositStore } from "../db/DepositStore.ts"
-import { runMigrations } from "../db/Migrations.ts"
 import { parseAmount } from "../domain/Money.ts"
 
 const USAGE = "usage: deposit create --player NAME --amount N [--owner NAME] | deposit list [--status pending|approved|rejected|expired] [--limit N]"
@@ -89,24 +86,14 @@ export const main = async (args: ReadonlyArray<string>) => {
   const parsed = parseArgs(args)
   if (typeof parsed === "string") return exit(2, `deposit: ${parsed}\n${USAGE}`)
   // Logs below warnings would mix with the id a script reads from stdout.
-  const settings = readConfigOrExit({ LOG_LEVEL: "warn", ...process.env }, (config) => ({
-    databaseUrl: readDatabaseUrl(config),
-    log: readLogSettings(config)
-  }))
-  const program = Effect.gen(function*() {
-    yield* runMigrations()
+  const settings = readDatabaseCommandSettings({ LOG_LEVEL: "warn", ...process.env })
+  const result = await runOnDatabase(settings, Effect.gen(function*() {
     const store = yield* DepositStore
     if (parsed._tag === "List") return formatList(yield* store.list(parsed))
     const created = yield* store.create(parsed)
     if (created.playerCreated) process.stderr.write(`player "${parsed.player}" created (id ${created.playerId})\n`)
     return String(created.depositId)
-  }).pipe(
-    Effect.provide(DepositStore.layer),
-    Effect.provide(DatabaseLive(settings.databaseUrl)),
-    Effect.scoped,
-    Effect.provide(loggingLayer(settings.log))
-  )
-  const result = await Effect.runPromiseExit(program)
+  }).pipe(Effect.provide(DepositStore.layer)))
   if (Exit.isSuccess(result)) return exit(0, result.value)
   const failure = Cause.findErrorOption(result.cause)
   const error = failure._tag === "Some" ? failure.value : undefined

@@ -12,7 +12,7 @@ import { reviewReason, statusAfter, walletAnswer, walletBackoffMillis } from "..
 import { Kicks, type Loop } from "./Loop.ts"
 
 /** SMS decided per pass, and approving SMS sent per pass: a backlog is many short passes. */
-export const BATCH = 500
+export const BATCH = 200
 /** Wallet calls in flight at once. */
 export const WALLET_CONCURRENCY = 16
 /**
@@ -21,9 +21,10 @@ export const WALLET_CONCURRENCY = 16
  */
 export const LEASE = Duration.sum(DEFAULT_WALLET_TIMEOUT, Duration.seconds(10))
 /** No new wallet call is started after this much of a pass: the pass ends well inside the 90 s TTL. */
-export const WALLET_BUDGET = Duration.seconds(30)
-/** admin_service sync retries: 500 ms, 1 s, 2 s … at most 30 s apart, until it answers. */
+export const WALLET_BUDGET = Duration.seconds(20)
+/** admin_service sync retries: 500 ms, 1 s, 2 s … at most 30 s apart; after this many, its own 10 s tick catches up. */
 const SYNC_RETRY_CAP = Duration.seconds(30)
+const SYNC_ATTEMPTS = 12
 
 /**
  * Asks admin_service to push fresh counters, after the commit and off the pass: requests coalesce,
@@ -35,11 +36,14 @@ const adminSyncer = Effect.gen(function*() {
   yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
     yield* Queue.take(requests)
     let delay = Duration.millis(500)
-    while (true) {
+    for (let attempt = 1; attempt <= SYNC_ATTEMPTS; attempt++) {
       // This call covers every request made so far.
       yield* Queue.clear(requests)
       const outcome = yield* admin.sync
       if (outcome._tag === "Synced") return
+      if (attempt === SYNC_ATTEMPTS) {
+        return yield* Effect.logWarning(`admin_service sync failed ${attempt} times (${outcome.reason}); giving up until the next change`)
+      }
       yield* Effect.logWarning(`admin_service sync failed (${outcome.reason}); retrying in ${Duration.format(delay)}`)
       yield* Effect.sleep(delay)
       delay = Duration.min(Duration.times(delay, 2), SYNC_RETRY_CAP)
@@ -71,9 +75,6 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
         const nextAt = status === "approving"
           ? new Date(now + walletBackoffMillis(attempts, yield* Random.nextBetween(0.8, 1.2)))
           : null
-        if (outcome._tag === "Unavailable") {
-          yield* Effect.logWarning(`sms ${due.id}: ${outcome.reason}; sent again after ${nextAt!.toISOString()}`)
-        }
         const result: MatchStore.Outcome = {
           id: due.id,
           depositId: due.deposit_id,
@@ -113,6 +114,11 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
           else waiting++
         }
         if (reviews > 0) yield* requestSync
+        // One line per pass, however many SMS an outage holds back.
+        const unavailable = done.find((o) => o.status === "approving")
+        if (unavailable !== undefined) {
+          yield* Effect.logWarning(`${waiting} approving SMS wait for wallet_service (${unavailable.wallet.detail}); each is sent again after its backoff`)
+        }
       }
       if (decided.claimed > 0 || due.length > 0) {
         yield* Effect.logInfo(

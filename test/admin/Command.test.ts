@@ -6,30 +6,13 @@ import { spawn, spawnSync } from "node:child_process"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase, createTestDatabase } from "../support/database.ts"
 import { ADMIN_TOKEN, RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
-import { spawnCommand, waitForUrl } from "../support/process.ts"
+import { runCommandToEnd, spawnCommand, waitForUrl } from "../support/process.ts"
 import { login, openSocket, request, sql, sync } from "./support.ts"
 
 const PASSWORD = "s3cret-enough-for-tests"
 
-interface Run {
-  readonly status: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
 const createUser = (databaseUrl: string, args: ReadonlyArray<string>, env: Record<string, string> = { ADMIN_PASSWORD: PASSWORD }) =>
-  new Promise<Run>((resolve) => {
-    const child = spawn(process.execPath, ["src/main.ts", "admin", "--create-user", ...args], {
-      env: { PATH: process.env.PATH ?? "", DATABASE_URL: databaseUrl, LOG_LEVEL: "warn", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 30_000
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.on("exit", (status) => resolve({ status, stdout, stderr }))
-  })
+  runCommandToEnd(["admin", "--create-user", ...args], { DATABASE_URL: databaseUrl, LOG_LEVEL: "warn", ...env })
 
 let db: string
 let recon: Running

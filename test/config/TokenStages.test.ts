@@ -1,27 +1,18 @@
 // Stage C of the token migration (DESIGN section 3) on every command that accepts or presents a
-// token, as processes: with the shared token still set, or a needed per-caller key empty, each
-// refuses to start (exit 2, one line per problem, no secret printed); the stage key is read once.
+// token, as processes: with the shared token still set and the per-caller keys it needs empty,
+// each refuses to start (exit 2, one line per problem, no secret printed). The stage key is read
+// once: a bad value is one problem however many services read it.
 import { assert, describe, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
+import { ConfigReader, readWalletSettings, readWorkerSettings } from "../../src/config/AppConfig.ts"
+import { runCommandToEnd } from "../support/process.ts"
 
 const SHARED = "old-shared-secret-42"
 const ADMIN = "admin-secret-42"
 const RECON = "recon-secret-42"
 
+// An unreachable database: a command that got past its configuration would not exit 2.
 const run = (command: string, env: Record<string, string>) =>
-  new Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ["src/main.ts", command], {
-      // An unreachable database: a command that got past its configuration would not exit 2.
-      env: { PATH: process.env.PATH ?? "", DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 30_000
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.on("exit", (code) => resolve({ code, stdout, stderr }))
-  })
+  runCommandToEnd([command], { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", RECON_SERVICE_URL: "http://127.0.0.1:1", ...env })
 
 const commands = ["recon", "worker", "admin", "wallet", "all"] as const
 /** The per-caller keys each command needs in stage C (admin presents its own and accepts recon's). */
@@ -32,52 +23,68 @@ const needs: Record<(typeof commands)[number], ReadonlyArray<string>> = {
   wallet: ["SVC_INTERNAL_SERVICE_TOKEN_RECON"],
   all: ["SVC_INTERNAL_SERVICE_TOKEN_ADMIN", "SVC_INTERNAL_SERVICE_TOKEN_RECON"]
 }
-const stageC = { SVC_PER_CALLER_TOKEN_REQUIRED: "on", SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN, SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON, RECON_SERVICE_URL: "http://127.0.0.1:1" }
+const SHARED_LINE = "config: SVC_INTERNAL_SERVICE_TOKEN: must be empty once SVC_PER_CALLER_TOKEN_REQUIRED=on (stage C accepts only per-caller tokens)"
+const BAD_STAGE_LINE = 'config: SVC_PER_CALLER_TOKEN_REQUIRED: expected one of on, off, true, false, 1, 0, got "maybe"'
 
-const lines = (stderr: string) => stderr.trim().split("\n")
-const noSecret = (r: { stdout: string; stderr: string }) => {
-  for (const secret of [SHARED, ADMIN, RECON]) assert.notInclude(r.stdout + r.stderr, secret)
+const lines = (stderr: string) => stderr.trim().split("\n").sort()
+
+/** The problems a reader found for `read` on `env`. */
+const problems = (env: Record<string, string>, read: (config: ConfigReader) => unknown) => {
+  const config = new ConfigReader(env)
+  read(config)
+  return [...config.problems].sort()
 }
 
 describe("stage C on every command", () => {
-  it("the shared token still set: exit 2 with that one line", async () => {
-    const runs = await Promise.all(commands.map((c) => run(c, { ...stageC, SVC_INTERNAL_SERVICE_TOKEN: SHARED })))
-    for (const [i, r] of runs.entries()) {
-      assert.strictEqual(r.code, 2, `${commands[i]}: ${r.stderr}`)
-      assert.deepStrictEqual(lines(r.stderr), [
-        "config: SVC_INTERNAL_SERVICE_TOKEN: must be empty once SVC_PER_CALLER_TOKEN_REQUIRED=on (stage C accepts only per-caller tokens)"
-      ], commands[i])
-      noSecret(r)
-    }
-  })
-
-  it("a needed per-caller key empty: exit 2 naming each missing key once", async () => {
+  it("the shared token still set, the keys it needs empty: exit 2, each problem once, no secret", async () => {
     const runs = await Promise.all(commands.map((c) =>
-      run(c, { ...stageC, SVC_INTERNAL_SERVICE_TOKEN_ADMIN: " ", SVC_INTERNAL_SERVICE_TOKEN_RECON: "" })))
+      run(c, { SVC_PER_CALLER_TOKEN_REQUIRED: "on", SVC_INTERNAL_SERVICE_TOKEN: SHARED, SVC_INTERNAL_SERVICE_TOKEN_ADMIN: " ", SVC_INTERNAL_SERVICE_TOKEN_RECON: "" })))
     for (const [i, r] of runs.entries()) {
       const command = commands[i]!
-      assert.strictEqual(r.code, 2, `${command}: ${r.stderr}`)
-      assert.deepStrictEqual(lines(r.stderr).sort(), needs[command].map((key) => `config: ${key}: required when SVC_PER_CALLER_TOKEN_REQUIRED=on`).sort(), command)
+      assert.strictEqual(r.status, 2, `${command}: ${r.stderr}`)
+      assert.deepStrictEqual(lines(r.stderr), [SHARED_LINE, ...needs[command].map((key) => `config: ${key}: required when SVC_PER_CALLER_TOKEN_REQUIRED=on`)].sort(), command)
+      assert.notInclude(r.stdout + r.stderr, SHARED)
     }
-  })
+  }, 180_000)
 
-  it("a stage value that is not on/off is one problem for every command, also where a token is only presented", async () => {
-    const runs = await Promise.all(commands.map((c) =>
-      run(c, { SVC_PER_CALLER_TOKEN_REQUIRED: "maybe", SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN, SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON, RECON_SERVICE_URL: "http://127.0.0.1:1" })))
-    for (const [i, r] of runs.entries()) {
-      assert.strictEqual(r.code, 2, `${commands[i]}: ${r.stderr}`)
-      assert.deepStrictEqual(lines(r.stderr), ['config: SVC_PER_CALLER_TOKEN_REQUIRED: expected one of on, off, true, false, 1, 0, got "maybe"'], commands[i])
-      noSecret(r)
+  it("the shared token still set with every key in place: still exit 2 with that one line (the worker too)", async () => {
+    const runs = await Promise.all((["worker", "wallet"] as const).map((c) =>
+      run(c, { SVC_PER_CALLER_TOKEN_REQUIRED: "on", SVC_INTERNAL_SERVICE_TOKEN: SHARED, SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN, SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON })))
+    for (const r of runs) {
+      assert.strictEqual(r.status, 2, r.stderr)
+      assert.deepStrictEqual(lines(r.stderr), [SHARED_LINE])
+      for (const secret of [SHARED, ADMIN, RECON]) assert.notInclude(r.stdout + r.stderr, secret)
     }
-  })
+  }, 180_000)
 
-  it("the worker's other keys: a bad WALLET_SERVICE_URL or ADMIN_SERVICE_URL, and no token at all before stage C", async () => {
-    const r = await run("worker", { WALLET_SERVICE_URL: "ftp://wallet", ADMIN_SERVICE_URL: "not a url" })
-    assert.strictEqual(r.code, 2, r.stderr)
-    assert.deepStrictEqual(lines(r.stderr).sort(), [
-      'config: ADMIN_SERVICE_URL: expected a http:// or https:// URL, got "not a url"',
-      "config: SVC_INTERNAL_SERVICE_TOKEN_RECON: not set (nor the shared SVC_INTERNAL_SERVICE_TOKEN)",
-      'config: WALLET_SERVICE_URL: expected a http:// or https:// URL, got "ftp://wallet"'
+  it("a stage value that is not on/off: one line from `all`, whose four services all read it", async () => {
+    const r = await run("all", { SVC_PER_CALLER_TOKEN_REQUIRED: "maybe", SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN, SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON })
+    assert.strictEqual(r.status, 2, r.stderr)
+    assert.deepStrictEqual(lines(r.stderr), [BAD_STAGE_LINE])
+    // A receiver and a caller of the same token agree on the stage: the worker (presents) refuses the bad value too.
+    const env = { SVC_PER_CALLER_TOKEN_REQUIRED: "maybe", SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON }
+    for (const read of [readWorkerSettings, readWalletSettings]) assert.deepStrictEqual(problems(env, read).map((p) => `config: ${p}`), [BAD_STAGE_LINE])
+  }, 180_000)
+})
+
+describe("the worker's and the wallet's other keys", () => {
+  it("bad service URLs, no token before stage C, a bad wallet port", () => {
+    assert.deepStrictEqual(problems({ WALLET_SERVICE_URL: "ftp://wallet", ADMIN_SERVICE_URL: "not a url" }, readWorkerSettings), [
+      'ADMIN_SERVICE_URL: expected a http:// or https:// URL, got "not a url"',
+      "SVC_INTERNAL_SERVICE_TOKEN_RECON: not set (nor the shared SVC_INTERNAL_SERVICE_TOKEN)",
+      'WALLET_SERVICE_URL: expected a http:// or https:// URL, got "ftp://wallet"'
     ])
+    assert.deepStrictEqual(problems({ SVC_WALLET_PORT: "80000" }, readWalletSettings), [
+      'SVC_WALLET_PORT: expected a port number from 0 to 65535, got "80000"',
+      "SVC_INTERNAL_SERVICE_TOKEN_RECON: not set (set it, or the shared SVC_INTERNAL_SERVICE_TOKEN during migration stages A/B)"
+    ].sort())
+  })
+
+  it("the worker's URLs default to this host at the services' ports; its token stays Redacted", () => {
+    const config = new ConfigReader({ SVC_WALLET_PORT: "9018", SVC_INTERNAL_SERVICE_TOKEN: SHARED, ADMIN_SERVICE_URL: "https://admin.internal/" })
+    const settings = readWorkerSettings(config)
+    assert.deepStrictEqual(config.problems, [])
+    assert.deepStrictEqual([settings.walletUrl, settings.adminUrl], ["http://127.0.0.1:9018", "https://admin.internal"])
+    assert.notInclude(JSON.stringify(settings) + String(settings.callerToken), SHARED)
   })
 })

@@ -20,7 +20,7 @@ describe("wallet process", () => {
     })
     const base = `http://127.0.0.1:${port}`
     try {
-      assert.isTrue(await waitForUrl(`${base}/health`), output())
+      assert.isTrue(await waitForUrl(`${base}/health`, 60_000), output())
       assert.match(output(), /migrations applied: 0001_recon_tables.*0008_wallet_constraints/)
       const { depositId, playerId } = await createDeposit(databaseUrl, "Process Kim", "25000")
       assert.strictEqual((await agree(base, { deposit_id: depositId, sms_id: 1 }, { token: ADMIN_TOKEN })).http, 401)
@@ -32,7 +32,7 @@ describe("wallet process", () => {
       child.kill("SIGTERM")
     }
     assert.strictEqual(await exited, 0, output())
-  })
+  }, 150_000)
 
   it("`all` serves wallet_service on SVC_WALLET_PORT and names it in its banner", async () => {
     const databaseUrl = await createTestDatabase("wall")
@@ -49,7 +49,7 @@ describe("wallet process", () => {
       LOG_LEVEL: "warn"
     })
     try {
-      assert.isTrue(await waitForUrl(`http://127.0.0.1:${wallet}/health`, 30_000), output())
+      assert.isTrue(await waitForUrl(`http://127.0.0.1:${wallet}/health`, 60_000), output())
       assert.include(output(), `wallet_service   http://127.0.0.1:${wallet}`)
       const answer = await agree(`http://127.0.0.1:${wallet}`, { deposit_id: 1 })
       assert.deepStrictEqual([answer.http, answer.body.data.detail], [404, "deposit 1 not found"])
@@ -57,5 +57,5 @@ describe("wallet process", () => {
       child.kill("SIGTERM")
     }
     assert.strictEqual(await exited, 0, output())
-  })
+  }, 150_000)
 })

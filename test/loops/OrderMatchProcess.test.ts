@@ -63,15 +63,15 @@ describe("worker processes", () => {
 
       standIn.setOnForwarded(() => {})
       const second = yield* startWorker(db, standIn.url)
-      assert.isTrue(yield* Effect.promise(() => waitForUrl(`${second.base}/health/live`)), second.output())
+      assert.isTrue(yield* Effect.promise(() => waitForUrl(`${second.base}/health/live`, 60_000)), second.output())
       // The dead worker's lease (timeout + 10 s) runs out, then the SMS is sent again.
-      yield* until("approved after the restart", async () => (await smsState(db, sms)).status === "approved", 40_000)
+      yield* until("approved after the restart", async () => (await smsState(db, sms)).status === "approved", 60_000)
       const state = yield* Effect.promise(() => smsState(db, sms))
       assert.strictEqual(state.match.wallet.answer, "replayed")
       assert.strictEqual(standIn.calls.length, 2)
       const after = yield* Effect.promise(() => walletState(db, deposit))
       assert.deepStrictEqual([after.ledger.length, Number(after.balance), after.smsId], [1, 88000, sms])
-    }), 60_000)
+    }), 150_000)
 
   it.live("two worker processes, 2,000 SMS against 2,000 deposits: each credited once, none left approving", () =>
     Effect.gen(function*() {
@@ -79,11 +79,11 @@ describe("worker processes", () => {
       const wallet = yield* serve(startWallet(db))
       const a = yield* startWorker(db, wallet.url)
       const b = yield* startWorker(db, wallet.url)
-      for (const w of [a, b]) assert.isTrue(yield* Effect.promise(() => waitForUrl(`${w.base}/health/ready`, 30_000)), w.output())
+      for (const w of [a, b]) assert.isTrue(yield* Effect.promise(() => waitForUrl(`${w.base}/health/ready`, 60_000)), w.output())
       yield* Effect.promise(() => addParsedSmsBatch(db, "two", 2000))
       // The deposits' NOTIFY wakes both workers at once.
       yield* Effect.promise(() => addPlayersWithDeposits(db, "two", 2000))
-      yield* until("all approved", async () => (await smsStatuses(db)).approved === 2000, 50_000)
+      yield* until("all approved", async () => (await smsStatuses(db)).approved === 2000, 120_000)
       const statuses = yield* Effect.promise(() => smsStatuses(db))
       assert.deepStrictEqual(statuses, { approved: 2000 })
       const c = yield* Effect.promise(() => credits(db))
@@ -94,7 +94,7 @@ describe("worker processes", () => {
       // Both took part (each logs the batches it matched).
       const matchedBy = [a, b].map((w) => (w.output().match(/matched \d+ SMS/g) ?? []).length)
       assert.isTrue(matchedBy.every((n) => n > 0), `batches per worker: ${matchedBy.join(", ")}`)
-    }), 90_000)
+    }), 180_000)
 
   const parseLoop = loops.some((loop) => (loop.name as string) === "parse_loop")
 
@@ -113,7 +113,7 @@ describe("worker processes", () => {
       const player = yield* Effect.promise(() => addPlayer(db, "김철수"))
       const deposit = yield* Effect.promise(() => addDeposit(db, player, "김철수", "50000"))
       const worker = yield* startWorker(db, wallet.url)
-      assert.isTrue(yield* Effect.promise(() => waitForUrl(`${worker.base}/health/live`)), worker.output())
+      assert.isTrue(yield* Effect.promise(() => waitForUrl(`${worker.base}/health/live`, 60_000)), worker.output())
 
       const text = "[Web발신]\n신한 11/22 09:41\n입금 50,000원\n김철수\n잔액 1,250,000"
       const timestamp = Date.now()
@@ -138,11 +138,11 @@ describe("worker processes", () => {
           yield* sql`SELECT pg_notify('recon_changes', 'shooter_sms')`
         })))
       }
-      yield* until("approved", async () => (await smsState(db, sms)).status === "approved")
+      yield* until("approved", async () => (await smsState(db, sms)).status === "approved", 60_000)
       const state = yield* Effect.promise(() => walletState(db, deposit))
       assert.deepStrictEqual([state.status, state.smsId, state.ledger.length, Number(state.balance)], ["approved", sms, 1, 50000])
       const statuses = yield* Effect.promise(() => smsStatuses(db))
       assert.deepStrictEqual(statuses, { approved: 1, duplicate: 8 })
       assert.strictEqual((yield* Effect.promise(() => credits(db))).ledgerRows, 1)
-    }), 60_000)
+    }), 150_000)
 })

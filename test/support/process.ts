@@ -47,6 +47,27 @@ export const spawnScript = (args: ReadonlyArray<string>, env: Record<string, str
 export const spawnCommand = (args: ReadonlyArray<string>, env: Record<string, string>, options?: SpawnOptions): Spawned =>
   spawnScript(["src/main.ts", ...args], env, options)
 
+export interface Finished {
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `node src/main.ts …args` to its end with a clean environment (PATH plus `env`); killed after 90 s. */
+export const runCommandToEnd = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Finished> =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, ["src/main.ts", ...args], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 90_000
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.on("exit", (status) => resolve({ status, stdout, stderr }))
+  })
+
 /** Polls a URL until it answers 2xx; false after `deadlineMs`. */
 export const waitForUrl = async (url: string, deadlineMs = 15_000): Promise<boolean> => {
   const until = Date.now() + deadlineMs
