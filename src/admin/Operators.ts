@@ -22,8 +22,10 @@ export class Operators extends Context.Service<Operators, {
       return {
         signIn: Effect.fn("Operators.signIn")(function*(account: string, password: string, address: string) {
           yield* limits.attempt(account, address)
-          const operator = yield* store.findOperator(account)
-          const matches = yield* limits.queued(verifyPassword(password, operator?.password_hash ?? dummyHash))
+          const { operator, matches } = yield* limits.queued(Effect.gen(function*() {
+            const operator = yield* store.findOperator(account)
+            return { operator, matches: yield* verifyPassword(password, operator?.password_hash ?? dummyHash) }
+          }))
           if (operator === undefined || !matches) {
             yield* Effect.logWarning("sign-in refused").pipe(Effect.annotateLogs({ account }))
             return yield* fail(401, "wrong account or password")

@@ -2,6 +2,7 @@
 // `scrypt$N$r$p$salt$hash` (base64url) so a hash keeps verifying after the defaults change.
 import { Effect, Semaphore } from "effect"
 import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from "node:crypto"
+import { availableParallelism } from "node:os"
 
 /** 2^15 × 8 × 128 bytes = 32 MiB and about 0.1 s per hash: costly to guess, cheap enough per login. */
 const defaults = { N: 32_768, r: 8, p: 1 } as const
@@ -24,9 +25,10 @@ export const passwordProblem = (password: string): string | undefined =>
 /**
  * Hashes running at once in this process. scrypt runs on libuv's thread pool (4 threads), which
  * the file writes (the worker's heartbeat under `all`), DNS and other crypto share: an
- * unauthenticated caller may fill at most these two threads, never the pool.
+ * unauthenticated caller may fill at most two of them, never the pool, and on a machine of two
+ * cores one, so a core stays free for the event loop.
  */
-export const MAX_CONCURRENT_HASHES = 2
+export const MAX_CONCURRENT_HASHES = Math.max(1, Math.min(2, availableParallelism() - 1))
 const hashing = Semaphore.makeUnsafe(MAX_CONCURRENT_HASHES)
 let running = 0
 let peak = 0

@@ -56,11 +56,10 @@ describe("sign-in limits", () => {
   })
 
   it("limits the attempts of one address whatever the accounts", async () => {
-    // 5 attempts so far from this address (3 + bob's... the refused ones did not count).
+    // 4 attempts counted so far from this address: alice's 3 and bob's (refused attempts do not count).
     const answers = []
     for (let i = 0; i < 6; i++) answers.push((await signIn(admin.url, `nobody-${i}`, "whatever-password")).http)
-    assert.includeMembers(answers, [401, 429])
-    assert.strictEqual(answers.at(-1), 429)
+    assert.deepStrictEqual(answers, [401, 401, 401, 401, 429, 429])
     const refused = await signIn(admin.url, "bob", PASSWORD)
     assert.strictEqual(refused.http, 429)
     assert.isNotNull(refused.headers.get("retry-after"))
@@ -69,7 +68,7 @@ describe("sign-in limits", () => {
 })
 
 describe("a flood of concurrent sign-ins", () => {
-  it("hashes at most MAX_CONCURRENT_HASHES passwords at once, and the heartbeat in the same process keeps being written", async () => {
+  it("hashes at most MAX_CONCURRENT_HASHES (1 or 2) passwords at once, and the heartbeat in the same process keeps being written", async () => {
     const admin = await startAdminLogged(db, adminEnv("http://127.0.0.1:9", { SVC_ADMIN_SIGNIN_MAX_PER_ADDRESS: "100000", SVC_ADMIN_SIGNIN_MAX_PER_ACCOUNT: "100000" }))
     const heartbeat = join(mkdtempSync(join(tmpdir(), "recon-flood-")), "worker.heartbeat")
     const scope = Scope.makeUnsafe()
@@ -96,18 +95,18 @@ describe("a flood of concurrent sign-ins", () => {
     }, 20)
     try {
       const started = Date.now()
-      // 30 concurrent sign-ins at a time, 40 in all: unknown accounts, each hashed against the dummy hash.
+      // 15 concurrent sign-ins at a time, 20 in all: unknown accounts, each hashed against the dummy hash.
       let next = 0
       const statuses: Array<number> = []
-      await Promise.all(Array.from({ length: 30 }, async () => {
-        while (next < 40) {
+      await Promise.all(Array.from({ length: 15 }, async () => {
+        while (next < 20) {
           const i = next++
           statuses.push((await signIn(admin.url, `flood-${i}`, "not the password")).http)
         }
       }))
       const ended = Date.now()
       assert.isTrue(statuses.every((status) => status === 401 || status === 429), JSON.stringify(statuses))
-      assert.isAtLeast(statuses.filter((status) => status === 401).length, 30, "many were hashed")
+      assert.isAtLeast(statuses.filter((status) => status === 401).length, 15, "many were hashed")
       assert.isAtMost(peakConcurrentHashes(), MAX_CONCURRENT_HASHES)
       assert.isUndefined(judgedBad)
       // Written throughout: no second of the flood without a heartbeat write (it is due every 100 ms).

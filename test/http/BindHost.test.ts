@@ -22,9 +22,9 @@ const run = async (command: string, env: Record<string, string>, url: (ports: { 
     ...env
   })
   try {
-    assert.isTrue(await waitForUrl(`http://127.0.0.1:${ports.recon}/health`, 30_000), spawned.output())
+    assert.isTrue(await waitForUrl(`http://127.0.0.1:${ports.recon}/health`, 60_000), spawned.output())
     // The banner is printed once every server listens.
-    for (let i = 0; i < 100 && !spawned.output().includes("recon_service "); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    for (let i = 0; i < 400 && !spawned.output().includes("recon_service "); i++) await new Promise((resolve) => setTimeout(resolve, 50))
     const output = spawned.output()
     const banner = output.split("\n").find((line) => line.startsWith("recon_service "))
     const listening = output.split("\n").filter((line) => line.includes("Listening on")).map((line) => JSON.parse(line).message as string)
@@ -40,7 +40,7 @@ describe("bind address", () => {
     const { banner, listening, expected } = await run("recon", {}, ({ recon }) => `http://[::]:${recon}`)
     assert.include(banner, `${expected} (all interfaces)`)
     assert.include(listening.join("\n"), `Listening on ${expected}`)
-  }, 60_000)
+  }, 120_000)
 
   it("`all` binds loopback by default, and the log says the same address as the banner", async () => {
     const { banner, listening, expected } = await run("all", {}, ({ recon }) => `http://127.0.0.1:${recon}`)
@@ -48,15 +48,15 @@ describe("bind address", () => {
     assert.notInclude(banner, "all interfaces")
     assert.include(listening.join("\n"), `Listening on ${expected}`)
     assert.isFalse(listening.some((line) => line.includes("[::]")), listening.join("\n"))
-  }, 60_000)
+  }, 120_000)
 
   it("SVC_BIND_HOST chooses the address", async () => {
     const { banner, listening, expected } = await run("recon", { SVC_BIND_HOST: "127.0.0.1" }, ({ recon }) => `http://127.0.0.1:${recon}`)
     assert.include(banner, expected)
     assert.include(listening.join("\n"), `Listening on ${expected}`)
-  }, 60_000)
+  }, 120_000)
 
-  it("refuses an SVC_BIND_HOST that is no address (exit 2, one line)", async () => {
+  it("refuses an SVC_BIND_HOST that is no address (exit 2, one line)", { timeout: 120_000 }, async () => {
     const spawned = spawnCommand(["recon"], { SVC_BIND_HOST: "not a host", SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN })
     assert.strictEqual(await spawned.exited, 2)
     assert.match(spawned.output(), /^config: SVC_BIND_HOST: expected an IP address/m)
