@@ -1,6 +1,6 @@
 // admin_service (DESIGN section 7): the admin API, the top-info websocket and the dashboard on one
 // port. Everything else, the removed compatibility paths included, is the unknown-route 404.
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { HttpRouter, type HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"

@@ -1,6 +1,6 @@
 // The worker's port (SVC_PUSH_PORT): the push webhook of both forwarders (PUSH_PROTOCOL.md), and
 // the liveness and readiness probes (DESIGN section 8).
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Clock, DateTime, Effect, Layer, Option, Result } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { createServer } from "node:http"

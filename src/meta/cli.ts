@@ -1,6 +1,6 @@
 // `node dist/main.js meta …`: argument parsing, configuration checks and output of the metadata
 // doctor. Exit codes: 0 clean/success, 1 findings/stale/failure, 2 usage or configuration.
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit, Layer, Logger, Redacted, Schema } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { SqlClient } from "effect/sql"
