@@ -2,7 +2,7 @@
 // `Authorization: Bearer`) is checked before the upgrade, so a bad one gets a plain 401 envelope.
 // The upgraded socket is then served by TopInfoFeed until the client leaves or is dropped, and, for
 // a client that asks with `?with=activity` (the dashboard), by ActivityFeed beside it.
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Deferred, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"

@@ -2,7 +2,7 @@
 // problem), logging as LOG_LEVEL/LOG_FORMAT say (on stderr: stdout is the commands' output),
 // SIGTERM/SIGINT as a graceful stop (exit 0, in-flight work bounded to 10 s, the embedded
 // database stopped last on every path), and exit 1 when the program itself gives up.
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Data, Effect, Exit, Layer, Logger, Option, References } from "effect"
 import type { SqlClient } from "effect/sql"
 import { DatabaseLive } from "../db/Database.ts"

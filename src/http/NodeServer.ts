@@ -2,7 +2,7 @@
 // stalled connections, a cap on connections, and a stop that closes the doors at the signal
 // (no new connection or request, idle connections closed, in-flight answers told
 // `Connection: close`) and lets the requests in flight finish.
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Duration, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"

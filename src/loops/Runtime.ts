@@ -1,6 +1,6 @@
 // recon_worker: every loop as a supervised actor reporting to the health registry, kicked by
 // PostgreSQL LISTEN/NOTIFY, with the heartbeat file and the push/health port beside them.
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Deferred, Effect, Layer, Queue, Schedule } from "effect"
 import { FetchHttpClient } from "effect/http"

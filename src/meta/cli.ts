@@ -1,7 +1,7 @@
 // `node dist/main.js meta …`: argument parsing, configuration checks and output of the metadata
 // doctor. Exit codes: 0 clean/success, 1 findings/stale/failure, 2 usage or configuration.
-import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Console, Effect, Exit, Layer, Redacted, Schema } from "effect"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Cause, Console, Effect, Exit, Layer, Logger, Redacted, Schema } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { pgLayer } from "../db/Database.ts"
@@ -284,7 +284,8 @@ export const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, st
 
 /** Entry point: `args` are the words after `meta`; sets the process exit code. */
 export const main = (args: ReadonlyArray<string>): void => {
-  NodeRuntime.runMain(run(args), {
+  // Its answers are on stdout; anything logged goes to stderr.
+  NodeRuntime.runMain(run(args).pipe(Effect.provideService(Logger.LogToStderr, true)), {
     disableErrorReporting: true,
     teardown: (exit, onExit) => {
       const code = Exit.isSuccess(exit) ? Number(exit.value) : 1

@@ -38,6 +38,12 @@ const serversOn = (dataDir: string): Array<number> =>
     }
   })
 
+/** A process's group and session (/proc/PID/stat, fields 5 and 6). */
+const groupOf = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")
+  return { group: Number(fields[2]), session: Number(fields[3]) }
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const waitUntil = async (check: () => boolean, ms: number): Promise<boolean> => {
@@ -114,7 +120,14 @@ describe("`all` on the embedded database", () => {
           assert.notInclude(all.output(), password)
         }
 
-        assert.isAbove(serversOn(data).length, 0)
+        // The server is outside the group (and the session) a terminal signals: only recon stops it.
+        const servers = serversOn(data)
+        assert.isAbove(servers.length, 0)
+        const recon = groupOf(all.child.pid!)
+        for (const server of servers) {
+          assert.notStrictEqual(groupOf(server).group, recon.group)
+          assert.notStrictEqual(groupOf(server).session, recon.session)
+        }
         const signalledAt = all.stderr().length
         process.kill(-all.child.pid!, signal) // as a terminal does: the whole foreground process group
         assert.strictEqual(await exitWithin(all, 30_000), 0, all.output())

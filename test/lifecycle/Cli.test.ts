@@ -1,0 +1,98 @@
+// What a user reads from the command line: help at the top level and per command, a database
+// that cannot be reached as one line (no password, exit 1), and logs on stderr apart from the
+// commands' own output on stdout.
+import { assert, describe, it } from "@effect/vitest"
+import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { createTestDatabase } from "../support/database.ts"
+import { spawnCommand, waitForUrl } from "../support/process.ts"
+import { ADMIN_TOKEN } from "../support/recon.ts"
+
+const run = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const spawned = spawnCommand(args, env)
+  const code = await spawned.exited
+  return { code, stdout: spawned.stdout(), stderr: spawned.stderr() }
+}
+
+describe("help", () => {
+  it("is understood at the top level: --help, -h, help (stdout, exit 0)", async () => {
+    for (const flag of ["--help", "-h", "help"]) {
+      const { code, stdout, stderr } = await run([flag])
+      assert.strictEqual(code, 0, stderr)
+      assert.match(stdout, /^usage: recon <command>/)
+      assert.include(stdout, "embedded PostgreSQL")
+      assert.strictEqual(stderr, "")
+    }
+  })
+
+  it("per command: `help COMMAND`, `COMMAND --help`, `COMMAND -h`", async () => {
+    for (const args of [["help", "recon"], ["recon", "--help"], ["all", "-h"], ["worker", "--help"], ["migrate", "--help"], ["admin", "-h"]]) {
+      const { code, stdout, stderr } = await run(args)
+      const command = args[0] === "help" ? args[1]! : args[0]!
+      assert.strictEqual(code, 0, `${args.join(" ")}: ${stderr}`)
+      assert.match(stdout, new RegExp(`^usage: recon ${command}`), args.join(" "))
+      // every service command says that it falls back to the embedded database
+      assert.include(stdout, "DATABASE_URL", args.join(" "))
+      assert.include(stdout, "embedded PostgreSQL in ./.data/pg", args.join(" "))
+    }
+    const meta = await run(["meta", "--help"])
+    assert.strictEqual(meta.code, 0)
+    assert.include(meta.stdout, "audit")
+  })
+
+  it("an unknown command is still an error (exit 2, usage on stderr)", async () => {
+    const { code, stdout, stderr } = await run(["--frobnicate"])
+    assert.strictEqual(code, 2)
+    assert.strictEqual(stdout, "")
+    assert.match(stderr, /unknown command: --frobnicate\nusage: recon <command>/)
+  })
+})
+
+describe("an unreachable database", () => {
+  it("is one line naming the URL without its password and what failed; exit 1", async () => {
+    const port = await freePort() // nothing listens there
+    const url = `postgres://someone:hunter2-secret@127.0.0.1:${port}/recon`
+    for (const args of [["migrate"], ["recon"]]) {
+      const { code, stdout, stderr } = await run(args, { DATABASE_URL: url, SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN, SVC_RECON_PORT: String(await freePort()) })
+      assert.strictEqual(code, 1, `${args[0]}: ${stderr}`)
+      assert.strictEqual(stdout, "")
+      assert.strictEqual(stderr, `error: database postgres://someone@127.0.0.1:${port}/recon is unreachable: connect ECONNREFUSED 127.0.0.1:${port}\n`)
+      assert.notInclude(stderr, "hunter2")
+    }
+  })
+})
+
+describe("log destinations", () => {
+  it("migrate prints its answer on stdout and its logs on stderr", async () => {
+    const databaseUrl = await createTestDatabase("cli")
+    const first = await run(["migrate"], { DATABASE_URL: databaseUrl, LOG_LEVEL: "debug" })
+    assert.strictEqual(first.code, 0, first.stderr)
+    assert.match(first.stdout, /^migrations applied: 0001_recon_tables, [^\n]+\n$/)
+    const again = await run(["migrate"], { DATABASE_URL: databaseUrl, LOG_LEVEL: "debug" })
+    assert.strictEqual(again.stdout, "migrations: up to date\n")
+    assert.notMatch(first.stdout + again.stdout, /\b(DEBUG|INFO|WARN|ERROR)\b/)
+  })
+
+  it("a service logs on stderr (its banner on stdout); /health polls only at debug", async () => {
+    const databaseUrl = await createTestDatabase("cli")
+    const port = await freePort()
+    const recon = spawnCommand(["recon"], { DATABASE_URL: databaseUrl, SVC_RECON_PORT: String(port), SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN, LOG_LEVEL: "debug" })
+    try {
+      assert.isTrue(await waitForUrl(`http://127.0.0.1:${port}/health`, 60_000), recon.output())
+      for (let i = 0; i < 3; i++) await fetch(`http://127.0.0.1:${port}/health`)
+      const other = await fetch(`http://127.0.0.1:${port}/internal/recon/stats/top-info`, { method: "POST", body: "{}" })
+      assert.strictEqual(other.status, 401)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      assert.match(recon.stdout(), /^recon_service {4}http:\/\/127\.0\.0\.1:\d+ /)
+      assert.notMatch(recon.stdout(), /\b(DEBUG|INFO|WARN|ERROR)\b/)
+      assert.match(recon.stderr(), /migrations applied: /)
+      assert.match(recon.stderr(), /INFO[^\n]*: Listening on/)
+      // the health polls: debug lines, never the info line every other request gets
+      assert.isAtLeast((recon.stderr().match(/DEBUG[^\n]*: GET \/health 200/g) ?? []).length, 3)
+      assert.notInclude(recon.stderr(), "http.url: /health\n")
+      assert.include(recon.stderr(), "http.url: /internal/recon/stats/top-info")
+    } finally {
+      recon.child.kill("SIGTERM")
+      await recon.exited
+    }
+  })
+})
