@@ -17,7 +17,7 @@ const usage = `usage: recon <command>
   meta       metadata doctor for NocoBase: meta audit | repair | refresh | pretty-node
   help [COMMAND]             this text, or a command's (also: recon COMMAND --help)
 
-The service commands (recon, worker, admin, all, migrate) use DATABASE_URL, or when it is unset
+The commands that use the database (recon, worker, admin, wallet, deposit, all, migrate) use DATABASE_URL, or when it is unset
 an embedded PostgreSQL with its data in ./.data/pg (started and stopped with the command).`
 
 const embedded = "DATABASE_URL: the database; unset: an embedded PostgreSQL in ./.data/pg, started and stopped with the command."
@@ -29,16 +29,26 @@ Keys: SVC_INTERNAL_SERVICE_TOKEN_ADMIN (or the shared SVC_INTERNAL_SERVICE_TOKEN
 ${embedded}`,
   worker: `usage: recon worker
 recon_worker: the supervised loops, POST /push/{device_id}, GET /health/live and /health/ready on SVC_PUSH_PORT (8019),
-the heartbeat file SVC_WORKER_HEARTBEAT_FILE (/tmp/recon-worker.heartbeat). Keys: SVC_RECON_CHATBOT_*.
+the heartbeat file SVC_WORKER_HEARTBEAT_FILE (/tmp/recon-worker.heartbeat).
+Keys: WALLET_SERVICE_URL, ADMIN_SERVICE_URL, SVC_INTERNAL_SERVICE_TOKEN_RECON (or the shared token), SVC_RECON_CHATBOT_*.
 ${embedded}`,
   admin: `usage: recon admin
        recon admin --create-user NAME    (password prompted, or ADMIN_PASSWORD without a terminal)
 admin_service: dashboard, top-info, websocket, sync endpoint on SVC_ADMIN_PORT (8016).
 Keys: RECON_SERVICE_URL (required), SVC_INTERNAL_SERVICE_TOKEN_RECON, SVC_INTERNAL_SERVICE_TOKEN_ADMIN, WORKER_HEALTH_URL.
 ${embedded}`,
-  all: `usage: recon all
-recon_service, recon_worker and admin_service in one process, wired to each other (ports as for each command).
+  wallet: `usage: recon wallet
+wallet_service: POST /internal/wallet/deposit/agree and GET /internal/wallet/balance on SVC_WALLET_PORT (8018).
+Keys: SVC_INTERNAL_SERVICE_TOKEN_RECON (or the shared SVC_INTERNAL_SERVICE_TOKEN).
+${embedded}`,
+  deposit: `usage: recon deposit create --player NAME --amount N [--owner NAME]
+       recon deposit list [--status pending|approved|rejected|expired] [--limit N]
+Adds a pending deposit (and the player when no player has that name) and prints its id; or lists deposits.
+${embedded}`,
+  all: `usage: recon all [--demo]
+recon_service, recon_worker, admin_service and wallet_service in one process, wired to each other (ports as for each command).
 Without tokens configured it makes dev tokens once and keeps them in ./.data/dev-tokens.env (mode 0600).
+--demo: its own embedded database in ./.data/demo, demo data, a demo operator and a simulated phone.
 ${embedded}`,
   migrate: `usage: recon migrate
 Applies the pending database migrations and exits (the service commands also migrate at start-up).
