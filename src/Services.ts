@@ -3,9 +3,8 @@ import { Effect, Layer } from "effect"
 import { AdminServerLive } from "./admin/AdminServer.ts"
 import { readAdminSettings, readDatabaseUrl, readLogSettings, readReconSettings, readWorkerSettings, withDevTokens } from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
-import { DatabaseLive, DatabaseUrl, EMBEDDED_DATA_DIR } from "./db/Database.ts"
+import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
-import { DEMO_DATA_DIR, DemoLive } from "./demo/Demo.ts"
 import { ReconServerLive } from "./http/ReconServer.ts"
 import { launchUntilFatal, WorkerLive } from "./loops/Runtime.ts"
 
@@ -66,7 +65,10 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     worker ? WorkerLive(worker) : Layer.empty,
     admin ? AdminServerLive(admin) : Layer.empty,
     announce,
-    demo && admin && worker ? DemoLive({ admin: admin.port, push: worker.port }) : Layer.empty
+    // Loaded only for the demo: the real services never carry it.
+    demo && admin && worker
+      ? Layer.unwrap(Effect.map(Effect.promise(() => import("./demo/Demo.ts")), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port })))
+      : Layer.empty
   ).pipe(
     Layer.provide(Migrated),
     Layer.provideMerge(DatabaseLive(settings.databaseUrl, dataDir))
