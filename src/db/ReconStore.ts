@@ -92,7 +92,6 @@ export interface SmsFilter extends Paging {
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-
   const listPage = <S extends Schema.Top & { readonly DecodingServices: never }>(
     schema: S,
     table: string,
