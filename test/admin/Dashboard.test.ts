@@ -1,18 +1,23 @@
 // The dashboard in a real headless Chromium: sign in, the six counters live over the websocket,
 // a change in the database shown after a sync, recon shown unavailable when it is, the worker's
 // loops from a fake worker health port, the review queue (approve a candidate, reject, pass) live
-// without a reload, and a phone-width screen without sideways scrolling. Writes the screenshots
-// of the README to docs/.
+// without a reload, and a phone-width screen without sideways scrolling. With UPDATE_SCREENSHOTS=1
+// it writes the README's screenshots to docs/.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, mkdirSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { createMigratedDatabase } from "../support/database.ts"
 import { RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
 import { addSms, adminEnv, allLoops, createOperator, fakeWorker, PASSWORD, setDeposits, sql, startAdmin, sync } from "./support.ts"
 
-const DOCS = fileURLToPath(new URL("../../docs/", import.meta.url))
+/** The README's screenshots are rewritten with UPDATE_SCREENSHOTS=1; otherwise they go to a temporary directory. */
+const DOCS = process.env.UPDATE_SCREENSHOTS === "1"
+  ? fileURLToPath(new URL("../../docs/", import.meta.url))
+  : `${mkdtempSync(join(tmpdir(), "recon-screens-"))}/`
 
 const CHROMIUM = "/usr/bin/chromium"
 const hasChromium = existsSync(CHROMIUM)
