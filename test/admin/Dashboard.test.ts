@@ -147,11 +147,13 @@ const newPage = async (width: number, height: number) => {
 const query = <A>(f: Parameters<typeof sql<A>>[1]) => sql(db, f)
 
 /** What parse and match leave behind: an SMS in a review status, and the deposits flagged for it. */
-const reviewSms = (status: string, body: string, payer: string | null, amount: string | null) =>
-  query((sql) => Effect.map(sql<{ id: bigint }>`INSERT INTO recon.shooter_sms
+const reviewSms = (status: string, body: string, payer: string | null, amount: string | null) => {
+  const [sender, bank] = body.includes("농협") ? ["15882100", "NH농협"] : body.includes("신한") ? ["15778000", "신한"] : ["16449999", "KB국민"]
+  return query((sql) => Effect.map(sql<{ id: bigint }>`INSERT INTO recon.shooter_sms
       (device_id, sender, body, normalized_body, received_at, status, bank, payer_name, amount)
-    VALUES ('demo-phone', '16449999', ${body}, ${body.replace(/\s/g, "")}, now(), ${status}, ${payer === null ? null : "KB국민"},
+    VALUES ('demo-phone', ${sender}, ${body}, ${body.replace(/\s/g, "")}, now(), ${status}, ${payer === null ? null : bank},
       ${payer}, ${amount}) RETURNING id`, (rows) => Number(rows[0]!.id)))
+}
 
 const pendingDeposit = (name: string, amount: string, taskStatus: number | null) =>
   query((sql) => Effect.gen(function*() {
