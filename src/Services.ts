@@ -5,9 +5,8 @@ import {
   readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
 } from "./config/AppConfig.ts"
 import { readConfigOrExit, runCommand } from "./config/Runner.ts"
-import { DatabaseLive, DatabaseUrl, EMBEDDED_DATA_DIR } from "./db/Database.ts"
+import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
-import { DEMO_DATA_DIR, DemoLive } from "./demo/Demo.ts"
 import { listenUrl } from "./http/NodeServer.ts"
 import { ReconServerLive } from "./http/ReconServer.ts"
 import { WalletServerLive } from "./http/WalletServer.ts"
@@ -88,7 +87,10 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     admin ? AdminServerLive(admin, http).pipe(Layer.provide(stopLine("admin_service stopped"))) : Layer.empty,
     wallet ? WalletServerLive(wallet, http).pipe(Layer.provide(stopLine("wallet_service stopped"))) : Layer.empty,
     announce,
-    demo && admin && worker ? DemoLive({ admin: admin.port, push: worker.port }) : Layer.empty
+    // Loaded only for the demo: the real services never carry it.
+    demo && admin && worker
+      ? Layer.unwrap(Effect.map(Effect.promise(() => import("./demo/Demo.ts")), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port })))
+      : Layer.empty
   ).pipe(
     Layer.provide(Migrated),
     Layer.provideMerge(DatabaseLive(settings.databaseUrl, dataDir))

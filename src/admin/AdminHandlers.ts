@@ -62,6 +62,9 @@ const review = HttpApiBuilder.group(AdminApi, "review", Effect.fn(function*(hand
     .handle("resolve", Effect.fn(function*({ payload }) {
       const operator = (yield* CurrentOperator).account
       const { action, sms_id: id } = payload
+      if (action !== "approve" && payload.deposit_id != null) {
+        return yield* fail(400, `${action} takes no deposit_id`, [{ path: ["deposit_id"], message: "only with action approve" }])
+      }
       const sms = yield* Effect.mapError(recon.getSms(id), fromRecon)
       // Which of recon's two routes decides depends on where the SMS is held.
       const checking = sms.status === "need_check"

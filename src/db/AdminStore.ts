@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto"
 import { ReviewCandidateRow, type ReviewItem, SmsRow } from "../domain/Records.ts"
 import { compactForComparison } from "../domain/SmsText.ts"
 import type { ApiFailure } from "../http/Envelope.ts"
+import { decodeRows } from "./Codecs.ts"
 import { amountText, orAway, smsColumns } from "./ReconStore.ts"
 
 /** admin's own part of top-info (DESIGN section 7). */
@@ -42,10 +43,6 @@ export class AccountExists extends Schema.TaggedError<AccountExists>()("AccountE
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const decodeRows = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) => {
-    const decode = Schema.decodeUnknownEffect(Schema.Array(schema))
-    return (rows: ReadonlyArray<unknown>) => Effect.orDie(decode(rows)) as Effect.Effect<ReadonlyArray<S["Type"]>>
-  }
 
   return {
     /** Two scalar subqueries, so each count can use its partial index on recon.deposit. */

@@ -1,6 +1,6 @@
 // Row codecs: PostgreSQL bigint ids arrive as JS bigint and timestamptz as Date; the API speaks
 // plain integers and ISO-8601 strings.
-import { Schema, SchemaTransformation } from "effect"
+import { Effect, Schema, SchemaTransformation } from "effect"
 
 /** A bigint/bigserial column as a plain integer. */
 export const DbId = Schema.Union([Schema.BigInt, Schema.Number]).pipe(
@@ -16,3 +16,9 @@ export const DbTime = Schema.Date.pipe(
 )
 
 export const DbTimeOrNull = Schema.NullOr(DbTime)
+
+/** Rows as `schema` says; a row that does not decode is a defect (the schema and the table disagree). */
+export const decodeRows = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) => {
+  const decode = Schema.decodeUnknownEffect(Schema.Array(schema))
+  return (rows: ReadonlyArray<unknown>) => Effect.orDie(decode(rows)) as Effect.Effect<ReadonlyArray<S["Type"]>>
+}

@@ -10,6 +10,8 @@ import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
 
 /** Where the embedded server keeps its data, relative to the working directory. */
 export const EMBEDDED_DATA_DIR = ".data/pg"
+/** The demo's own (`all --demo`), never the real one. */
+export const DEMO_DATA_DIR = ".data/demo"
 
 export class DatabaseUrl extends Context.Service<DatabaseUrl, {
   readonly url: Redacted.Redacted<string>

@@ -4,6 +4,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { ApiFailure, fail } from "../http/Envelope.ts"
+import { decodeRows } from "./Codecs.ts"
 import { DecisionRow, DeviceRow, PhoneRow, RegistrationRow, SmsDetailRow, SmsRow, TemplateRow } from "../domain/Records.ts"
 import type { PushFormat, SmsStatus } from "../domain/Records.ts"
 import { compactForComparison } from "../domain/SmsText.ts"
@@ -93,11 +94,6 @@ export interface SmsFilter extends Paging {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-
-  const decodeRows = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) => {
-    const decode = Schema.decodeUnknownEffect(Schema.Array(schema))
-    return (rows: ReadonlyArray<unknown>) => Effect.orDie(decode(rows)) as Effect.Effect<ReadonlyArray<S["Type"]>>
-  }
 
   const listPage = <S extends Schema.Top & { readonly DecodingServices: never }>(
     schema: S,

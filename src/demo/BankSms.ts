@@ -20,6 +20,11 @@ export const seoulStamp = (at: Date): string => {
   return `${part("month")}/${part("day")} ${part("hour")}:${part("minute")}`
 }
 
+const seoulFull = new Intl.DateTimeFormat("sv-SE", { timeZone: "Asia/Seoul", dateStyle: "short", timeStyle: "medium" })
+
+/** `YYYY-MM-DD HH:mm:ss` in Seoul: the receive time a Korean phone's forwarder app writes. */
+export const seoulDateTime = (at: Date): string => seoulFull.format(at)
+
 /** 1234567 → "1,234,567". */
 export const grouped = (won: number): string => won.toLocaleString("en-US")
 

@@ -7,13 +7,13 @@ import { Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes, randomUUID } from "node:crypto"
 import { hashPassword } from "../admin/Passwords.ts"
+import { DEMO_DATA_DIR } from "../db/Database.ts"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
 import { normalizePhone } from "../domain/Phone.ts"
 import { signSmsGateway, smsForwarderFormBody } from "../domain/PushFormats.ts"
 import { formatForwarderContent } from "../domain/SmsText.ts"
-import { type Bank, banks, depositSms, grouped, withdrawalSms } from "./BankSms.ts"
+import { type Bank, banks, depositSms, grouped, seoulDateTime, withdrawalSms } from "./BankSms.ts"
 
-export const DEMO_DATA_DIR = ".data/demo"
 export const DEMO_OPERATOR = "demo"
 /** The phone that forwards every bank SMS (SmsForwarder), and a second one on the same account (SMS Gateway). */
 export const PHONE = "demo-phone-1"
@@ -96,7 +96,7 @@ const phones = (pushPort: number, secrets: Record<string, string>) => {
     forwarder: (sender: string, text: string, at: Date) =>
       post(PHONE, smsForwarderFormBody({
         from: sender,
-        content: formatForwarderContent({ from: sender, text, simInfo: "SIM1_KT", subId: 1, receiveTime: at.toISOString().replace("T", " ").slice(0, 19), deviceName: "Galaxy A54" }),
+        content: formatForwarderContent({ from: sender, text, simInfo: "SIM1_KT", subId: 1, receiveTime: seoulDateTime(at), deviceName: "Galaxy A54" }),
         timestamp: at.getTime(),
         secret: secrets[PHONE]
       }), { "content-type": "application/x-www-form-urlencoded" }),

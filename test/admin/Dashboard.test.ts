@@ -1,18 +1,23 @@
 // The dashboard in a real headless Chromium: sign in, the six counters live over the websocket,
 // a change in the database shown after a sync, recon shown unavailable when it is, the worker's
 // loops from a fake worker health port, the review queue (approve a candidate, reject, pass) live
-// without a reload, and a phone-width screen without sideways scrolling. Writes the screenshots
-// of the README to docs/.
+// without a reload, and a phone-width screen without sideways scrolling. With UPDATE_SCREENSHOTS=1
+// it writes the README's screenshots to docs/.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, mkdirSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { createMigratedDatabase } from "../support/database.ts"
 import { RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
 import { addSms, adminEnv, allLoops, createOperator, fakeWorker, PASSWORD, setDeposits, sql, startAdmin, sync } from "./support.ts"
 
-const DOCS = fileURLToPath(new URL("../../docs/", import.meta.url))
+/** The README's screenshots are rewritten with UPDATE_SCREENSHOTS=1; otherwise they go to a temporary directory. */
+const DOCS = process.env.UPDATE_SCREENSHOTS === "1"
+  ? fileURLToPath(new URL("../../docs/", import.meta.url))
+  : `${mkdtempSync(join(tmpdir(), "recon-screens-"))}/`
 
 const CHROMIUM = "/usr/bin/chromium"
 const hasChromium = existsSync(CHROMIUM)
@@ -142,11 +147,13 @@ const newPage = async (width: number, height: number) => {
 const query = <A>(f: Parameters<typeof sql<A>>[1]) => sql(db, f)
 
 /** What parse and match leave behind: an SMS in a review status, and the deposits flagged for it. */
-const reviewSms = (status: string, body: string, payer: string | null, amount: string | null) =>
-  query((sql) => Effect.map(sql<{ id: bigint }>`INSERT INTO recon.shooter_sms
+const reviewSms = (status: string, body: string, payer: string | null, amount: string | null) => {
+  const [sender, bank] = body.includes("농협") ? ["15882100", "NH농협"] : body.includes("신한") ? ["15778000", "신한"] : ["16449999", "KB국민"]
+  return query((sql) => Effect.map(sql<{ id: bigint }>`INSERT INTO recon.shooter_sms
       (device_id, sender, body, normalized_body, received_at, status, bank, payer_name, amount)
-    VALUES ('demo-phone', '16449999', ${body}, ${body.replace(/\s/g, "")}, now(), ${status}, ${payer === null ? null : "KB국민"},
+    VALUES ('demo-phone', ${sender}, ${body}, ${body.replace(/\s/g, "")}, now(), ${status}, ${payer === null ? null : bank},
       ${payer}, ${amount}) RETURNING id`, (rows) => Number(rows[0]!.id)))
+}
 
 const pendingDeposit = (name: string, amount: string, taskStatus: number | null) =>
   query((sql) => Effect.gen(function*() {

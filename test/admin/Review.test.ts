@@ -141,6 +141,7 @@ describe("review resolve", () => {
     await expect({ sms_id: review, action: "pass" }, 409, /manual_review: approve or reject it/)
     await expect({ sms_id: review, action: "approve", deposit_id: other.deposit }, 409, /is for 5001\.00, the SMS for 5000\.00/)
     await expect({ sms_id: review, action: "approve" }, 400, /deposit_id/)
+    await expect({ sms_id: held, action: "pass", deposit_id: other.deposit }, 400, /pass takes no deposit_id/)
     await expect({ sms_id: review, action: "approve", deposit_id: 999_999 }, 404, /deposit 999999 not found/)
     await expect({ sms_id: 999_999, action: "reject" }, 404, /sms 999999 not found/)
     assert.strictEqual((await resolve({ sms_id: review, action: "maybe" })).http, 400)
