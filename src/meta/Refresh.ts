@@ -37,6 +37,8 @@ export interface RefreshOptions {
   readonly waitTimeout?: Duration.Input | undefined
   /** Between polls while waiting (default 1 s). */
   readonly pollInterval?: Duration.Input | undefined
+  /** How long one API call may take (default 30 s). */
+  readonly requestTimeout?: Duration.Input | undefined
   /** Progress lines (default: printed). */
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
 }
@@ -163,6 +165,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
   const base = options.baseUrl.replace(/\/+$/, "")
   const pollInterval = Duration.fromInputUnsafe(options.pollInterval ?? Duration.seconds(1))
   const waitTimeout = Duration.fromInputUnsafe(options.waitTimeout ?? Duration.seconds(60))
+  const requestTimeout = Duration.fromInputUnsafe(options.requestTimeout ?? Duration.seconds(30))
   const run = options.run
   let token = ""
 
@@ -170,9 +173,13 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
   const call = (step: string, request: HttpClientRequest.HttpClientRequest): Effect.Effect<Json, NocoBaseError> =>
     client.execute(request.pipe(HttpClientRequest.acceptJson, token === "" ? (r) => r : HttpClientRequest.bearerToken(token))).pipe(
       Effect.flatMap((response) => Effect.map(response.text, (text) => ({ status: response.status, text }))),
-      Effect.timeout(Duration.seconds(30)),
+      Effect.timeout(requestTimeout),
       Effect.mapError((cause) =>
-        new NocoBaseError({ step, status: null, detail: cause._tag === "TimeoutError" ? "no answer within 30 s" : `cannot reach ${base} (${cause.message})` })
+        new NocoBaseError({
+          step,
+          status: null,
+          detail: cause._tag === "TimeoutError" ? `no answer within ${Duration.format(requestTimeout)}` : `cannot reach ${base} (${cause.message})`
+        })
       ),
       Effect.flatMap(({ status, text }) =>
         status >= 200 && status < 300
