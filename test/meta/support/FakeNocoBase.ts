@@ -42,6 +42,14 @@ export interface FakeNocoBase {
 
 type Obj = Record<string, unknown>
 
+/** The value with every object's keys in reverse order: the real server serves loaded options in its own key order. */
+const reversedKeys = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(reversedKeys)
+    : value !== null && typeof value === "object"
+    ? Object.fromEntries(Object.entries(value).reverse().map(([key, item]) => [key, reversedKeys(item)]))
+    : value
+
 const loadMetadata = (databaseUrl: string) =>
   runSql(databaseUrl, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -51,7 +59,7 @@ const loadMetadata = (databaseUrl: string) =>
     return collections.map((collection) => {
       const options = JSON.parse(collection.text ?? "{}") as Obj
       const own: Array<Obj> = fields.filter((field) => field.collection === collection.name).map((field) => ({
-        ...(JSON.parse(field.text ?? "{}") as Obj),
+        ...(reversedKeys(JSON.parse(field.text ?? "{}")) as Obj),
         key: field.key,
         name: field.name,
         type: field.type,
