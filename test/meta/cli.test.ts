@@ -131,7 +131,7 @@ describe("meta command line: a whole session on a damaged schema", () => {
     assert.strictEqual((await meta(["pretty-node", "products", "nope"], env)).code, 1)
     // the database password never shows
     for (const ran of [audit, dry, apply, undo, bad]) assert.notInclude(ran.stdout + ran.stderr, "recon@")
-  }, 180_000)
+  }, 300_000)
 
   it("refresh: stale is exit 1, --restart fixes it (exit 0), a rejected password is a configuration error; secrets never printed", async () => {
     const url = await createTestDatabase("meta")
@@ -160,5 +160,5 @@ describe("meta command line: a whole session on a damaged schema", () => {
     } finally {
       await nocobase.close()
     }
-  }, 120_000)
+  }, 240_000)
 })
