@@ -52,5 +52,15 @@ export const setPath = (object: JsonObject, path: Path, value: Json): JsonObject
 export const jsonEquals = (a: Json | undefined, b: Json | undefined): boolean =>
   a === b || (a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b))
 
+/** Equal as JSON values whatever the order of object keys (a server may serve an object's keys in another order). */
+export const sameJson = (a: Json | undefined, b: Json | undefined): boolean => {
+  if (a !== undefined && b !== undefined && isJsonObject(a) && isJsonObject(b)) {
+    const keys = Object.keys(a)
+    return keys.length === Object.keys(b).length && keys.every((key) => hasKey(b, key) && sameJson(a[key], b[key]))
+  }
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameJson(item, b[i]))
+  return jsonEquals(a, b)
+}
+
 /** How a value reads in a diff line: JSON text, or `(absent)`. */
 export const showJson = (value: Json | undefined): string => value === undefined ? "(absent)" : JSON.stringify(value)

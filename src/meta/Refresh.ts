@@ -7,7 +7,7 @@
 import { Clock, Console, Duration, Effect, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import type { RepairRun } from "./Doctor.ts"
-import { getPath, getString, isJsonObject, type Json, jsonEquals, parseJson, type Path, showJson } from "./Json.ts"
+import { getPath, getString, isJsonObject, type Json, parseJson, type Path, sameJson, showJson } from "./Json.ts"
 import { isSynchronised } from "./Rules.ts"
 
 export class NocoBaseError extends Schema.TaggedError<NocoBaseError>()("NocoBaseError", {
@@ -37,6 +37,8 @@ export interface RefreshOptions {
   readonly waitTimeout?: Duration.Input | undefined
   /** Between polls while waiting (default 1 s). */
   readonly pollInterval?: Duration.Input | undefined
+  /** How long one API call may take (default 30 s). */
+  readonly requestTimeout?: Duration.Input | undefined
   /** Progress lines (default: printed). */
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
 }
@@ -100,7 +102,7 @@ const leafChanges = (before: Json | undefined, after: Json | undefined, path: Pa
       )
     )
   }
-  return jsonEquals(before, after) ? [] : [{ path, value: after }]
+  return sameJson(before, after) ? [] : [{ path, value: after }]
 }
 
 const parsedColumn = (text: string | null): Json | undefined => {
@@ -163,6 +165,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
   const base = options.baseUrl.replace(/\/+$/, "")
   const pollInterval = Duration.fromInputUnsafe(options.pollInterval ?? Duration.seconds(1))
   const waitTimeout = Duration.fromInputUnsafe(options.waitTimeout ?? Duration.seconds(60))
+  const requestTimeout = Duration.fromInputUnsafe(options.requestTimeout ?? Duration.seconds(30))
   const run = options.run
   let token = ""
 
@@ -170,9 +173,13 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
   const call = (step: string, request: HttpClientRequest.HttpClientRequest): Effect.Effect<Json, NocoBaseError> =>
     client.execute(request.pipe(HttpClientRequest.acceptJson, token === "" ? (r) => r : HttpClientRequest.bearerToken(token))).pipe(
       Effect.flatMap((response) => Effect.map(response.text, (text) => ({ status: response.status, text }))),
-      Effect.timeout(Duration.seconds(30)),
+      Effect.timeout(requestTimeout),
       Effect.mapError((cause) =>
-        new NocoBaseError({ step, status: null, detail: cause._tag === "TimeoutError" ? "no answer within 30 s" : `cannot reach ${base} (${cause.message})` })
+        new NocoBaseError({
+          step,
+          status: null,
+          detail: cause._tag === "TimeoutError" ? `no answer within ${Duration.format(requestTimeout)}` : `cannot reach ${base} (${cause.message})`
+        })
       ),
       Effect.flatMap(({ status, text }) =>
         status >= 200 && status < 300
@@ -281,7 +288,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
     const fieldName = (collection: string | null, key: string, fromDatabase: Json | undefined) =>
       `${collection ?? "?"}.${getString(runningField(collection, key), ["name"]) ?? getString(fromDatabase, ["name"]) ?? key}`
     const served = (where: string, value: Json | undefined, expected: Expectation) =>
-      `${expected.label}: ${where} ${showJson(value)}, repaired ${showJson(expected.value)}`
+      `${expected.label}: ${where} ${showJson(value)}, ${run === undefined ? "database" : "repaired"} ${showJson(expected.value)}`
 
     for (const expected of expectations) {
       switch (expected.target) {
@@ -292,7 +299,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
             continue
           }
           const value = getPath(entry, expected.path)
-          if (!jsonEquals(value, expected.value)) {
+          if (!sameJson(value, expected.value)) {
             problems.push({ kind: "stale", target: "collection", subject: expected.key, detail: served("running server has", value, expected) })
           }
           break
@@ -301,7 +308,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
           const stored = expected.collection === null ? undefined : (yield* fieldsOf(expected.collection)).find((field) => getString(field, ["key"]) === expected.key)
           const subject = fieldName(expected.collection, expected.key, stored)
           const inDatabase = getPath(stored, expected.path)
-          if (run !== undefined && !jsonEquals(inDatabase, expected.value)) {
+          if (run !== undefined && !sameJson(inDatabase, expected.value)) {
             problems.push({ kind: "changed", target: "field", subject, detail: served(`fields:list (the database) has`, inDatabase, expected) + `, since run ${run.runId}` })
             continue
           }
@@ -311,7 +318,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
             continue
           }
           const value = getPath(held, expected.path)
-          if (!jsonEquals(value, expected.value)) {
+          if (!sameJson(value, expected.value)) {
             problems.push({ kind: "stale", target: "field", subject, detail: served("running server has", value, expected) })
           }
           break
@@ -324,7 +331,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
             continue
           }
           const value = getPath(node, expected.path)
-          if (!jsonEquals(value, expected.value)) {
+          if (!sameJson(value, expected.value)) {
             problems.push({ kind: "stale", target: "page", subject, detail: served(`getJsonSchema/${expected.key} serves`, value, expected) })
             continue
           }
@@ -334,7 +341,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
           const inPage = findNode(yield* servedSchema(root), expected.key)
           if (inPage === undefined) continue // an async node: the client fetches it on its own
           const shown = getPath(inPage, expected.path)
-          if (!jsonEquals(shown, expected.value)) {
+          if (!sameJson(shown, expected.value)) {
             problems.push({ kind: "stale", target: "page", subject, detail: served(`getJsonSchema/${root} (its page) serves`, shown, expected) })
           }
           break

@@ -10,6 +10,8 @@ export {
   LOG_SCHEMA,
   planRepairs,
   RepairConflict,
+  type RepairedColumn,
+  type RepairRun,
   UndoFailed,
   undoRepairs,
   undoRepairs as undo
@@ -32,7 +34,15 @@ export {
   type SvcPrettyFieldProps,
   urlHref
 } from "./PrettyField.ts"
-export { NocoBaseError, refresh, type RefreshOptions, type RefreshProblem, type RefreshReport } from "./Refresh.ts"
+export {
+  NocoBaseError,
+  refresh,
+  type RefreshChecked,
+  type RefreshOptions,
+  type RefreshProblem,
+  type RefreshReport,
+  type RefreshTarget
+} from "./Refresh.ts"
 export { auditSnapshot, type Change, type CheckId, type Finding, planSnapshot, reviewSnapshot, type Skipped } from "./Review.ts"
 export { SvcMeta, svcMetaProblems } from "./Rules.ts"
 export { loadSnapshot, MetaTablesMissing, type Snapshot } from "./Snapshot.ts"

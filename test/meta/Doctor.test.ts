@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql"
-import { applyRepairs, audit, checklist, planRepairs, undoRepairs } from "../../src/meta/Doctor.ts"
+import { applyRepairs, audit, auditReport, checklist, planRepairs, undoRepairs } from "../../src/meta/Doctor.ts"
 import { createTestDatabase, runSql } from "../support/database.ts"
 import { buildDamagedSvc, metadataTexts, NOCOBASE_DDL } from "./support/fixture.ts"
 
@@ -108,6 +108,12 @@ describe("meta doctor on a damaged synchronised schema", () => {
 
     const rows = await runSql(url, checklist("svc"))
     assert.deepStrictEqual(rows.map((item) => item.rows.length), [4, 5, 2, 1, 6])
+
+    // NocoBase's own: the db2cm'd users collection (options.origin) and system fields are left alone, and said so
+    const { skipped } = await runSql(url, auditReport("svc"))
+    assert.deepStrictEqual(skipped, { platform: [{ collection: "users", origin: "@nocobase/plugin-users" }], systemFields: ["customers.createdAt"] })
+    assert.isFalse(findings.some((finding) => finding.collection === "users" || finding.subject === "customers.createdAt"))
+    assert.isFalse(rows.some((item) => item.rows.some((row) => row === "users" || row.startsWith("users.") || row === "customers.createdAt")))
 
     const orders = await runSql(url, audit("svc", "orders"))
     assert.isTrue(orders.length > 0)

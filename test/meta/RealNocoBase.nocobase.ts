@@ -26,7 +26,9 @@ const meta = (args: ReadonlyArray<string>, env: Record<string, string>): Promise
       env: { PATH: process.env.PATH ?? "", ...env },
       timeout: 180_000
     }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr })
+      const ran = { code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }
+      console.log(`$ recon meta ${args.join(" ")}\n${stdout}${stderr}(exit ${ran.code})\n`) // the session, in the test's output
+      resolve(ran)
     })
   })
 

@@ -82,6 +82,7 @@ describe("meta command line: a whole session on a damaged schema", () => {
     assert.match(audit.stdout, /^CHECK\s+REPAIR\s+COLLECTION\s+SUBJECT\s+DETAIL/)
     assert.include(audit.stdout, "35 findings in schema svc: 26 repaired by `meta repair --apply`, 9 need a person")
     assert.include(audit.stdout, "checklist 3: 2 rows (orders, products)")
+    assert.include(audit.stdout, "left alone as NocoBase's own: 1 platform-internal collection (users) with their fields and page nodes, defined in code by @nocobase/plugin-users (options.origin); 1 NocoBase system field (customers.createdAt: read-only, with a system-info interface of NocoBase's own)")
 
     const json = await meta(["audit", "--json", "--collection", "products"], env)
     assert.strictEqual(json.code, 1)
@@ -130,12 +131,12 @@ describe("meta command line: a whole session on a damaged schema", () => {
     assert.strictEqual((await meta(["pretty-node", "products", "nope"], env)).code, 1)
     // the database password never shows
     for (const ran of [audit, dry, apply, undo, bad]) assert.notInclude(ran.stdout + ran.stderr, "recon@")
-  }, 180_000)
+  }, 300_000)
 
   it("refresh: stale is exit 1, --restart fixes it (exit 0), a rejected password is a configuration error; secrets never printed", async () => {
     const url = await createTestDatabase("meta")
     await runSql(url, buildDamagedSvc)
-    const nocobase = await startFakeNocoBase({ databaseUrl: url, account: "admin", password: "pa55-word-xyz", refreshReloads: false })
+    const nocobase = await startFakeNocoBase({ databaseUrl: url, account: "admin", password: "pa55-word-xyz", refreshReloads: false, preloadPages: true })
     try {
       const env = { DATABASE_URL: url, NOCOBASE_ACCOUNT: "admin", NOCOBASE_PASSWORD: "pa55-word-xyz" }
       const applied = await meta(["repair", "--apply"], env)
@@ -145,8 +146,9 @@ describe("meta command line: a whole session on a damaged schema", () => {
       assert.include(stale.stdout, "running metadata: STALE")
       const fixed = await meta(["refresh", "--url", nocobase.url, "--restart"], env)
       assert.strictEqual(fixed.code, 0, fixed.stdout + fixed.stderr)
-      assert.include(fixed.stdout, "app:clearCache: done") // the run repaired page schemas
-      assert.match(fixed.stdout, /running metadata: fresh[^\n]*\n?$/)
+      assert.include(fixed.stdout, "app:clearCache: done") // the server served page nodes from its cache
+      assert.include(fixed.stdout, "app:restart: requested")
+      assert.match(fixed.stdout.split("\n").filter((line) => line.startsWith("running metadata:")).at(-1)!, /^running metadata: fresh/)
       const rejected = await meta(["refresh", "--url", nocobase.url], { ...env, NOCOBASE_PASSWORD: "nope-nope" })
       assert.strictEqual(rejected.code, 2)
       assert.include(rejected.stderr, "NOCOBASE_ACCOUNT / NOCOBASE_PASSWORD rejected")
@@ -158,5 +160,5 @@ describe("meta command line: a whole session on a damaged schema", () => {
     } finally {
       await nocobase.close()
     }
-  }, 120_000)
+  }, 240_000)
 })

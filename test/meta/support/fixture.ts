@@ -82,7 +82,12 @@ export const COLLECTIONS: ReadonlyArray<CollectionSpec> = [
   },
   // platform-internal, keyed by id: no filterTargetKey on purpose; must be left alone
   { name: "sys_setting", damaged: false, options: synced({ schema: "svc", tableName: "sys_setting", underscored: false }) },
-  { name: "users", damaged: false, options: { autoGenId: true, timestamps: true, sortable: "sort", model: "UserModel", origin: "@nocobase/plugin-users" } }
+  // NocoBase's own, copied by its db2cm() (from db2cm, no schema): defined in code, left alone by every rule
+  {
+    name: "users",
+    damaged: false,
+    options: { origin: "@nocobase/plugin-users", sortable: "sort", model: "UserModel", createdBy: true, updatedBy: true, underscored: false, from: "db2cm" }
+  }
 ]
 
 interface FieldSpec {
@@ -131,7 +136,8 @@ export const FIELDS: ReadonlyArray<FieldSpec> = [
   f("customers", "vip", "boolean", "checkbox", { ...complete("vip", "BOOLEAN", ["boolean"]), ...ui("VIP", "Checkbox") }),
 
   // orders: synchronised fields lacking field/rawType/…, wrong interfaces and components
-  f("orders", "guid", "string", "input", { primaryKey: true, allowNull: false, ...ui("GUID", "Input", WIDTH) }, true),
+  // db2cm left the key without primaryKey: NocoBase derives no filterTargetKey from it
+  f("orders", "guid", "string", "input", { allowNull: false, ...ui("GUID", "Input", WIDTH) }, true),
   f("orders", "code", "string", "string", { ...ui("Code", "Input", WIDTH) }, true),
   f("orders", "customer", "belongsTo", "m2o", {
     target: "customers",
@@ -183,7 +189,10 @@ export const FIELDS: ReadonlyArray<FieldSpec> = [
   f("sys_setting", "key", "string", "input", { ...complete("key", "VARCHAR(100)", ["string"]), ...ui("Key", "Input", WIDTH) }),
   f("sys_setting", "value", "text", "textarea", { ...complete("value", "TEXT", ["text"]), ...ui("Value", "Input.TextArea") }),
   f("users", "id", "bigInt", "integer", { primaryKey: true, autoIncrement: true, ...ui("ID", "InputNumber", NUMBER_PROPS) }),
-  f("users", "nickname", "string", "input", { ...ui("Nickname", "Input", WIDTH) })
+  f("users", "nickname", "string", "input", { ...ui("Nickname", "Input", WIDTH) }),
+  f("users", "createdBy", "belongsTo", "createdBy", { target: "users", foreignKey: "createdById", targetKey: "id", uiSchema: { type: "object", title: "Created by", "x-component": "AssociationField", "x-read-pretty": true } }),
+  // a NocoBase system field on a business collection: its own interface, read-only
+  f("customers", "createdAt", "date", "createdAt", { field: "createdAt", uiSchema: { type: "datetime", title: "Created at", "x-component": "DatePicker", "x-read-pretty": true } })
 ]
 
 interface NodeSpec {
