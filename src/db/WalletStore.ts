@@ -3,6 +3,7 @@
 // reading a balance.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
+import { amountText } from "./ReconStore.ts"
 
 /** No deposit has this id. */
 export class DepositNotFound extends Schema.TaggedError<DepositNotFound>()("DepositNotFound", {
@@ -67,7 +68,7 @@ const make = Effect.gen(function*() {
     /** The player's balance as a decimal string; "0" when never credited. */
     balance: (playerId: number): Effect.Effect<string, PlayerNotFound | SqlError.SqlError> =>
       Effect.gen(function*() {
-        const [row] = yield* sql<{ balance: string }>`SELECT COALESCE(b.balance::text, '0') AS balance
+        const [row] = yield* sql<{ balance: string }>`SELECT COALESCE(${sql.literal(amountText("b.balance"))}, '0') AS balance
           FROM recon.player AS p LEFT JOIN wallet.balance AS b ON b.player_id = p.id WHERE p.id = ${playerId}`
         if (row === undefined) return yield* new PlayerNotFound({ playerId })
         return row.balance

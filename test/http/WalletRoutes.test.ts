@@ -37,7 +37,7 @@ describe("POST /internal/wallet/deposit/agree", () => {
     const other = await agree(wallet.url, { deposit_id: depositId, sms_id: 102 })
     assert.deepStrictEqual([other.http, other.body.msg, other.body.data.detail], [409, "conflict", `deposit ${depositId} was approved with another SMS`])
     assert.deepStrictEqual(await walletState(db, depositId), state)
-    assert.deepStrictEqual((await balance(wallet.url, playerId)).body, { status: 200, msg: "success", data: { player_id: playerId, balance: "50000.00" } })
+    assert.deepStrictEqual((await balance(wallet.url, playerId)).body, { status: 200, msg: "success", data: { player_id: playerId, balance: "50000" } })
   })
 
   it("credits the same player's balance across deposits, and approves without an SMS", async () => {
@@ -59,7 +59,7 @@ describe("POST /internal/wallet/deposit/agree", () => {
     assert.deepStrictEqual([answer.http, answer.body], [409, { status: 409, msg: "conflict", data: { detail: "SMS 301 already funds another deposit", issues: [] } }])
     assert.deepStrictEqual(await walletState(db, second.depositId), before)
     assert.strictEqual(before.status, "pending")
-    assert.strictEqual((await balance(wallet.url, funded.playerId)).body.data.balance, "3000.00")
+    assert.strictEqual((await balance(wallet.url, funded.playerId)).body.data.balance, "3000")
   })
 
   it("409 for a deposit that is rejected or expired, or pending but linked to another SMS", async () => {
@@ -106,7 +106,7 @@ describe("POST /internal/wallet/deposit/agree", () => {
     const answers = await Promise.all(Array.from({ length: 20 }, () => agree(wallet.url, { deposit_id: depositId, sms_id: 501 })))
     assert.deepStrictEqual(answers.map((a) => a.http), Array(20).fill(200))
     assert.strictEqual(answers.filter((a) => a.body.data.replayed === false).length, 1)
-    assert.strictEqual((await balance(wallet.url, playerId)).body.data.balance, "100.00")
+    assert.strictEqual((await balance(wallet.url, playerId)).body.data.balance, "100")
 
     const racers = await Promise.all(Array.from({ length: 10 }, (_, i) => createDeposit(db, `Racer ${i}`, "5")))
     const raced = await Promise.all(racers.map((r) => agree(wallet.url, { deposit_id: r.depositId, sms_id: 502 })))
