@@ -45,14 +45,14 @@ const textOf = (page: Page, testId: string) => page.getByTestId(testId).textCont
 
 /** Waits (bounded) until the element's text is exactly `text`: the page changes when a message arrives. */
 const shows = (page: Page, testId: string, text: string | RegExp) =>
-  page.getByTestId(testId).filter({ hasText: typeof text === "string" ? new RegExp(`^${text}$`) : text }).waitFor({ timeout: 5_000 })
+  page.getByTestId(testId).filter({ hasText: typeof text === "string" ? new RegExp(`^${text}$`) : text }).waitFor({ timeout: 10_000 })
 
 const signIn = async (page: Page, base: string) => {
   await page.goto(base)
   await page.getByTestId("account").fill("grace")
   await page.getByTestId("password").fill(PASSWORD)
   await page.getByTestId("signin-submit").click()
-  await page.getByTestId("board").waitFor({ state: "visible", timeout: 5_000 })
+  await page.getByTestId("board").waitFor({ state: "visible", timeout: 15_000 })
 }
 
 describe("dashboard in Chromium", () => {
