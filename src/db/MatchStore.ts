@@ -74,15 +74,15 @@ export const make = Effect.gen(function*() {
   const decideBatch = (batch: number, now: DateTime.Utc, leaseUntil: Date) =>
     sql.withTransaction(Effect.gen(function*() {
       const parsed = yield* sql`
-        SELECT id, status, payer_name, amount::text AS amount, recon.name_key(payer_name) AS key
+        SELECT id, status, payer_name, amount::text AS amount, payer_key AS key
         FROM recon.shooter_sms WHERE status = 'parsed'
         ORDER BY id LIMIT ${batch} FOR UPDATE SKIP LOCKED`.pipe(Effect.flatMap(decodeClaimed))
       const retried = parsed.length >= batch ? [] : yield* sql`
-        SELECT s.id, s.status, s.payer_name, s.amount::text AS amount, recon.name_key(s.payer_name) AS key
+        SELECT s.id, s.status, s.payer_name, s.amount::text AS amount, s.payer_key AS key
         FROM recon.shooter_sms AS s
         WHERE s.status = 'unmatched' AND s.match_started_at > now() - ${UNMATCHED_WINDOW}::interval
           AND EXISTS (SELECT 1 FROM recon.deposit AS d
-            WHERE d.status = 'pending' AND d.owner_key = recon.name_key(s.payer_name) AND d.amount = s.amount
+            WHERE d.status = 'pending' AND d.owner_key = s.payer_key AND d.amount = s.amount
               AND NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS a WHERE a.status = 'approving' AND a.deposit_id = d.id))
         ORDER BY s.id LIMIT ${batch - parsed.length} FOR UPDATE OF s SKIP LOCKED`.pipe(Effect.flatMap(decodeClaimed))
       const claimed = [...parsed, ...retried]
@@ -95,7 +95,7 @@ export const make = Effect.gen(function*() {
       const candidates = keys.length === 0 ? [] : yield* sql`
         SELECT s.id AS sms_id, d.id AS deposit_id, d.player_id, d.from_bank_owner, d.amount::text AS amount
         FROM recon.shooter_sms AS s
-        JOIN recon.deposit AS d ON d.status = 'pending' AND d.owner_key = recon.name_key(s.payer_name) AND d.amount = s.amount
+        JOIN recon.deposit AS d ON d.status = 'pending' AND d.owner_key = s.payer_key AND d.amount = s.amount
         WHERE s.id IN ${sql.in(ids)}
           AND NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS a WHERE a.status = 'approving' AND a.deposit_id = d.id)
         ORDER BY d.id`.pipe(Effect.flatMap(decodeCandidates))
