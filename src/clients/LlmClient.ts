@@ -3,6 +3,7 @@
 import { Context, Data, Duration, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { type CompiledRule, validateRule } from "../domain/TemplateRule.ts"
+import { normalizeSmsText } from "../domain/SmsText.ts"
 
 export class RuleGenerationFailed extends Schema.TaggedError<RuleGenerationFailed>()("RuleGenerationFailed", {
   detail: Schema.String
@@ -31,7 +32,8 @@ const systemPrompt = [
   "",
   "Dialect: RE2 (Go regexp syntax), unicode mode, no flags. Not available: backreferences (\\1), lookahead/lookbehind ((?=, (?!, (?<=, (?<!), atomic groups, possessive quantifiers.",
   "\\d and \\s are ASCII only. Messages contain real line breaks: match them with \\n or \\s+; '.' does not match a line break.",
-  "Full-width digits and commas (０-９，) need explicit classes such as [0-9０-９,，].",
+  "The message is given as the parser reads it: without [Web발신] and the 보낸사람 line, lines trimmed, runs of spaces made one,",
+  "full-width digits folded to ASCII. Some phones remove the line breaks between fields: prefer \\s* between fields on separate lines.",
   "",
   "Named groups, written (?P<name>...):",
   "- name (required): the depositor as printed, without a trailing 님;",
@@ -53,7 +55,7 @@ const userPrompt = (input: GenerateRuleInput): string =>
     ...(input.sender === undefined || input.sender === "" ? [] : [`Sender: ${input.sender}`]),
     "Sample deposit message (between the markers; line breaks are real):",
     "<<<",
-    input.sample,
+    normalizeSmsText(input.sample),
     ">>>"
   ].join("\n")
 

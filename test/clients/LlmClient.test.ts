@@ -3,6 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Logger, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { LlmClient, RuleGenerationFailed } from "../../src/clients/LlmClient.ts"
+import { normalizeSmsText } from "../../src/domain/SmsText.ts"
 import { callLog, serveLoopback } from "../support/fakeServer.ts"
 
 const apiKey = "sk-test-5f1e2d3c4b5a69788796a5b4c3d2e1f0"
@@ -122,7 +123,7 @@ describe("LlmClient", () => {
       assert.include(system?.content, "출금")
       assert.include(user?.content, "KB국민")
       assert.include(user?.content, "16449999")
-      assert.include(user?.content, kbSample)
+      assert.include(user?.content, normalizeSmsText(kbSample))
 
       assert.isTrue(logs.some((line) => line.includes("accepted")), logs.join("\n"))
       assert.isFalse(logs.some((line) => line.includes(apiKey)))

@@ -1,4 +1,4 @@
-// A worker process whose extra loop dies at every start, to see the supervisor give up: run as
+// A worker process whose parse_loop (replaced) dies at every start, to see the supervisor give up: run as
 // `node test/support/dyingWorker.ts` with DATABASE_URL and SVC_WORKER_HEARTBEAT_FILE set.
 import { Effect, Layer, Schedule } from "effect"
 import { runCommand } from "../../src/config/Runner.ts"
@@ -16,7 +16,7 @@ const dying: Loop = {
 }
 
 runCommand(launchUntilFatal(
-  workerCore(workerSettings(process.env.SVC_WORKER_HEARTBEAT_FILE!), [...loops, dying], { backoff: Schedule.spaced("50 millis") }).pipe(
+  workerCore(workerSettings(process.env.SVC_WORKER_HEARTBEAT_FILE!), [...loops.filter((loop) => loop.name !== dying.name), dying], { backoff: Schedule.spaced("50 millis") }).pipe(
     Layer.provide(DatabaseLive(process.env.DATABASE_URL))
   )
 ))
