@@ -169,12 +169,16 @@ describe("ambiguous matches go to a person", () => {
       const initial = yield* Effect.promise(() => client.next())
       assert.strictEqual(initial.data.manual_review_cnt, 0)
 
-      const { kicks } = yield* setUpWorker(db, { adminUrl: admin.url })
+      // The worker reaches admin_service through a pass-through stand-in that counts its sync calls.
+      const syncs = yield* walletStandIn(admin.url)
+      const { kicks } = yield* setUpWorker(db, { adminUrl: syncs.url })
       const sms = yield* Effect.promise(() => addParsedSms(db, "홍길동", "50000"))
       yield* kicks.kick("order_match_loop")
       yield* until("manual_review", async () => (await smsState(db, sms)).status === "manual_review")
-      // Well inside admin's 10 s tick: only the worker's sync can have sent it.
-      const pushed = yield* Effect.promise(() => client.next(3_000))
+      yield* syncs.arrived(1)
+      // The sync's push (not admin's 10 s tick, which may also come by) carries the new counter.
+      let pushed = yield* Effect.promise(() => client.next(5_000))
+      while (pushed.data.manual_review_cnt !== 1) pushed = yield* Effect.promise(() => client.next(5_000))
       assert.strictEqual(pushed.data.manual_review_cnt, 1)
 
       const state = yield* status(db, sms)

@@ -79,7 +79,7 @@ describe("worker processes", () => {
       const wallet = yield* serve(startWallet(db))
       const a = yield* startWorker(db, wallet.url)
       const b = yield* startWorker(db, wallet.url)
-      for (const w of [a, b]) assert.isTrue(yield* Effect.promise(() => waitForUrl(`${w.base}/health/ready`, 60_000)), w.output())
+      for (const w of [a, b]) assert.isTrue(yield* Effect.promise(() => waitForUrl(`${w.base}/health/live`, 90_000)), w.output())
       yield* Effect.promise(() => addParsedSmsBatch(db, "two", 2000))
       // The deposits' NOTIFY wakes both workers at once.
       yield* Effect.promise(() => addPlayersWithDeposits(db, "two", 2000))
