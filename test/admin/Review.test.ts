@@ -74,15 +74,15 @@ describe("review list", () => {
     assert.deepStrictEqual(n.candidates, [])
     // manual_review: the deposits of the payer's name and amount; the other name's is not one.
     assert.deepStrictEqual(m.candidates.map((c: any) => [c.deposit_id, c.player_id, c.player_name, c.amount, c.task_status, c.same_name]), [
-      [b.deposit, b.player, "장서윤", "88000.00", 6, true],
-      [a.deposit, a.player, "장서윤", "88000.00", 6, true]
+      [b.deposit, b.player, "장서윤", "88000", 6, true],
+      [a.deposit, a.player, "장서윤", "88000", 6, true]
     ])
     assert.match(m.candidates[0].created_at, /^\d{4}-\d\d-\d\dT/)
     // unmatched: any pending deposit of the amount, the payer's name first.
     assert.deepStrictEqual(u.candidates.map((c: any) => [c.deposit_id, c.same_name]), [
       [stranger.deposit, true], [b.deposit, false], [a.deposit, false]
     ])
-    assert.deepInclude(m, { payer_name: "장서윤", amount: "88000.00", bank: "NH농협" })
+    assert.deepInclude(m, { payer_name: "장서윤", amount: "88000", bank: "NH농협" })
 
     const only = await list({ status: "manual_review", page_size: 1 })
     assert.deepStrictEqual([only.body.data.total, only.body.data.items.map((i: any) => i.id)], [1, [review]])

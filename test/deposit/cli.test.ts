@@ -47,7 +47,7 @@ describe("deposit create / list", () => {
     const [header, ...lines] = all.stdout.trim().split("\n")
     assert.strictEqual(header, "id\tplayer_id\tplayer\tfrom_bank_owner\tamount\tstatus\ttask_status\tsms_id\tcreated_at\tapproved_at")
     assert.strictEqual(lines.length, 3)
-    assert.match(lines[0]!, new RegExp(`^${made.depositId}\\t${made.playerId}\\tLister\\tLister\\t7.00\\texpired\\t-\\t-\\t\\d{4}-`))
+    assert.match(lines[0]!, new RegExp(`^${made.depositId}\\t${made.playerId}\\tLister\\tLister\\t7\\texpired\\t-\\t-\\t\\d{4}-`))
     assert.deepStrictEqual(expired.stdout.trim().split("\n").slice(1).map((l) => Number(l.split("\t")[0])), [made.depositId])
     const pending = await runSql(db, Effect.gen(function*() {
       return yield* (yield* DepositStore).list({ status: "pending", limit: 1 })

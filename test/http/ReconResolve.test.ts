@@ -68,7 +68,7 @@ describe("resolve: approve", () => {
     const id = await sms("manual_review", "김 민준", "50000", { candidates: [a, b], decision: "several players share the name" })
     const answer = await call("/shooter/sms/resolve", { id, action: "approve", deposit_id: b, operator: "grace" })
     assert.strictEqual(answer.http, 200, JSON.stringify(answer.body))
-    assert.deepInclude(answer.body.data, { id, status: "approving", deposit_id: b, payer_name: "김 민준", amount: "50000.00" })
+    assert.deepInclude(answer.body.data, { id, status: "approving", deposit_id: b, payer_name: "김 민준", amount: "50000" })
     assert.deepStrictEqual(Object.keys(answer.body.data).sort(), [
       "amount", "bank", "body", "created_at", "deposit_id", "device_id", "id", "payer_name", "received_at", "sender", "status"
     ])

@@ -73,6 +73,12 @@ interface Case {
   readonly base: Record<string, unknown>
 }
 
+/** Routes whose handler ties fields together beyond the schema: their base payload needs one more field. */
+const baseExtras: Record<string, Record<string, unknown>> = {
+  // approve names the chosen deposit (DESIGN section 5).
+  "/shooter/sms/resolve": { deposit_id: 1 }
+}
+
 /** For every POST endpoint with a payload: its base payload and one case per bad value of each field. */
 const casesOf = (api: typeof ReconApi | typeof AdminApi): Array<Case> => {
   const cases: Array<Case> = []
@@ -81,7 +87,8 @@ const casesOf = (api: typeof ReconApi | typeof AdminApi): Array<Case> => {
     onEndpoint: ({ endpoint }) => {
       const schema = [...endpoint.payload.values()][0]?.schemas[0]
       if (schema === undefined || !SchemaAST.isObjects(schema.ast)) return
-      const base = requiredOnly(schema.ast)
+      const extra = Object.entries(baseExtras).find(([path]) => endpoint.path.endsWith(path))?.[1] ?? {}
+      const base = { ...requiredOnly(schema.ast), ...extra }
       for (const field of fieldsOf(schema.ast)) {
         for (const value of field.kind === "time" ? BAD_TIMES : [NUL]) {
           cases.push({ route: endpoint.path, field: field.name, path: field.path, value, base })

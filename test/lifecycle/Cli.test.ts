@@ -82,7 +82,7 @@ describe("log destinations", () => {
       const other = await fetch(`http://127.0.0.1:${port}/internal/recon/stats/top-info`, { method: "POST", body: "{}" })
       assert.strictEqual(other.status, 401)
       await new Promise((resolve) => setTimeout(resolve, 200))
-      assert.match(recon.stdout(), /^recon_service {4}http:\/\/127\.0\.0\.1:\d+ /)
+      assert.match(recon.stdout(), /^recon_service {4}http:\/\/\[::\]:\d+ \(all interfaces\) /)
       assert.notMatch(recon.stdout(), /\b(DEBUG|INFO|WARN|ERROR)\b/)
       assert.match(recon.stderr(), /migrations applied: /)
       assert.match(recon.stderr(), /INFO[^\n]*: Listening on/)

@@ -32,6 +32,7 @@ describe("worker shutdown under load", () => {
       SVC_PUSH_PORT: String(port),
       SVC_WORKER_HEARTBEAT_FILE: heartbeat,
       SVC_BIND_HOST: "127.0.0.1",
+      SVC_INTERNAL_SERVICE_TOKEN_RECON: "test-recon-token-0123456789",
       LOG_FORMAT: "json",
       LOG_LEVEL: "warn"
     })
