@@ -59,7 +59,8 @@ describe("worker process", () => {
     const db = await createMigratedDatabase("wkill")
     await register(db, { deviceId: "kill-1", format: "smsforwarder", secret: "k-secret" })
     const texts = Array.from({ length: 400 }, (_, i) => `[Web발신]\n신한 11/22 09:${String(i % 60).padStart(2, "0")}\n입금 ${10_000 + i}원\n김철수\n잔액 ${5_000_000 + i}`)
-    const timestamps = texts.map(() => Date.now())
+    // Each SMS its own millisecond, as a phone sends them: a signature covers only the timestamp (replays are refused).
+    const timestamps = texts.map((_, i) => Date.now() + i)
     const send = (base: string, i: number) =>
       pushForwarder(base, "kill-1", { from: "15778000", sms: texts[i]!, secret: "k-secret", timestamp: timestamps[i]! })
 
