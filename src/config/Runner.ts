@@ -4,6 +4,7 @@
 // database stopped last on every path), and exit 1 when the program itself gives up.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Data, Effect, Exit, Layer, Logger, Option, References } from "effect"
+import { HttpServerError } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { DatabaseLive } from "../db/Database.ts"
 import { stopOwnedClusters } from "../db/EmbeddedPostgres.ts"
@@ -41,6 +42,18 @@ export const readConfigOrExit = <A>(env: Env, read: (config: ConfigReader) => A)
   }
 }
 
+/** A failure the user can act on, as one line (anything else is printed with its cause). */
+const userMessage = (error: unknown): string | undefined => {
+  if (error instanceof CommandFailed) return error.message
+  // A port another process holds: the server's own error, with Node's listen error as its cause.
+  if (error instanceof HttpServerError.ServeError && error.cause instanceof Error && "code" in error.cause) {
+    const { code, address, port } = error.cause as Error & { code: unknown; address?: unknown; port?: unknown }
+    if (code === "EADDRINUSE") return `cannot listen on ${String(address)}:${String(port)}: the port is in use (is recon already running?)`
+    if (code === "EACCES") return `cannot listen on ${String(address)}:${String(port)}: permission denied`
+  }
+  return undefined
+}
+
 /** Runs a program to its end; a signal interrupts it and the process exits 0 once it has let go. */
 export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = process.env) => {
   const log = readConfigOrExit(env, readLogSettings)
@@ -66,9 +79,8 @@ export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = pro
     teardown: (exit, onExit) => {
       if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return onExit(0)
       const failure = Cause.findErrorOption(exit.cause)
-      process.stderr.write(
-        Option.isSome(failure) && failure.value instanceof CommandFailed ? `error: ${failure.value.message}\n` : `${Cause.pretty(exit.cause)}\n`
-      )
+      const line = Option.isSome(failure) ? userMessage(failure.value) : undefined
+      process.stderr.write(line !== undefined ? `error: ${line}\n` : `${Cause.pretty(exit.cause)}\n`)
       // Whatever failed, a server this process started does not outlive it.
       void stopOwnedClusters().finally(() => onExit(1))
     }

@@ -2,6 +2,8 @@
 // that cannot be reached as one line (no password, exit 1), and logs on stderr apart from the
 // commands' own output on stdout.
 import { assert, describe, it } from "@effect/vitest"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createTestDatabase } from "../support/database.ts"
 import { spawnCommand, waitForUrl } from "../support/process.ts"
@@ -57,6 +59,25 @@ describe("an unreachable database", () => {
       assert.strictEqual(stdout, "")
       assert.strictEqual(stderr, `error: database postgres://someone@127.0.0.1:${port}/recon is unreachable: connect ECONNREFUSED 127.0.0.1:${port}\n`)
       assert.notInclude(stderr, "hunter2")
+    }
+  })
+})
+
+describe("a port another process holds", () => {
+  it("is one line naming the address, exit 1", async () => {
+    const databaseUrl = await createTestDatabase("cli")
+    const holder = createServer()
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve))
+    const port = (holder.address() as AddressInfo).port
+    try {
+      const { code, stderr } = await run(["recon"], {
+        DATABASE_URL: databaseUrl, SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN, SVC_RECON_PORT: String(port), SVC_BIND_HOST: "127.0.0.1"
+      })
+      assert.strictEqual(code, 1, stderr)
+      assert.include(stderr, `error: cannot listen on 127.0.0.1:${port}: the port is in use (is recon already running?)\n`)
+      assert.notInclude(stderr, "ServeError")
+    } finally {
+      holder.close()
     }
   })
 })
