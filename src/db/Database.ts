@@ -33,9 +33,11 @@ export class DatabaseUrl extends Context.Service<DatabaseUrl, {
             try: () => startEmbeddedPostgres({ dir: resolve(dataDir), persistent: true }),
             catch: (cause) => new CommandFailed({ message: `embedded PostgreSQL did not start: ${cause instanceof Error ? cause.message : String(cause)}` })
           }),
-          (cluster) => Effect.promise(() => cluster.stop()).pipe(Effect.andThen(Effect.logInfo("embedded PostgreSQL stopped")))
+          (cluster) => cluster.reused
+            ? Effect.logInfo("embedded PostgreSQL left running (another process runs it)")
+            : Effect.promise(() => cluster.stop()).pipe(Effect.andThen(Effect.logInfo("embedded PostgreSQL stopped")))
         )
-        yield* Effect.logInfo(`embedded PostgreSQL on 127.0.0.1:${cluster.port} (data in ${dataDir}, its password in ${dataDir}.password)`)
+        yield* Effect.logInfo(`embedded PostgreSQL on 127.0.0.1:${cluster.port} (data in ${dataDir}, its password in ${dataDir}.password${cluster.reused ? "; already run by another process" : ""})`)
         return { url: Redacted.make(cluster.url), embedded: true }
       })
     )

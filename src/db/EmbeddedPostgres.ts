@@ -23,6 +23,8 @@ export interface EmbeddedCluster {
   readonly port: number
   /** The file beside the data directory that holds the login's password (mode 0600). */
   readonly passwordFile: string
+  /** True when another live process runs this cluster: this process uses it and leaves it running. */
+  readonly reused: boolean
   /** Stops the server when this process started it; a cluster reused from another live process is left running. */
   readonly stop: () => Promise<void>
   /** Starts the server again after `stop` (tests that take the database away and bring it back). */
@@ -295,7 +297,7 @@ export const startEmbeddedPostgres = async (options: {
     if (owner !== undefined && owner !== process.pid && alive(owner) && existsSync(files.password)) {
       // Another recon process runs this cluster (e.g. `migrate` beside `all`): use it, leave it running.
       const { password } = passwordOf(files.password)
-      return { url: urlFor(running.port, password), port: running.port, passwordFile: files.password, stop: async () => {}, start: async () => {} }
+      return { url: urlFor(running.port, password), port: running.port, passwordFile: files.password, reused: true, stop: async () => {}, start: async () => {} }
     }
     // Left running by a process that is gone: stop it, then start it as ours.
     await stopServer(running.pid, dir)
@@ -330,5 +332,5 @@ export const startEmbeddedPostgres = async (options: {
   const start = async () => {
     if (current === undefined) current = await launch(postgres, dir, port, flags, user)
   }
-  return { url: urlFor(port, password), port, passwordFile: files.password, stop, start }
+  return { url: urlFor(port, password), port, passwordFile: files.password, reused: false, stop, start }
 }
