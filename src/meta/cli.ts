@@ -1,17 +1,20 @@
-// `node dist/main.js meta …`: argument parsing, configuration checks and output of the metadata
-// doctor. Exit codes: 0 clean/success, 1 findings/stale/failure, 2 usage or configuration.
+// `node dist/main.js meta …`: the doctor's commands on effect/cli (subcommands, flags, help), their
+// configuration checks and output. Exit codes: 0 clean/success, 1 findings/stale/failure, 2 usage or configuration.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Console, Effect, Exit, Layer, Logger, Redacted, Schema } from "effect"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Cause, Console, Effect, Exit, Layer, Logger, Option, Redacted, Ref, Schema } from "effect"
+import { Argument, CliConfig, CliError, CliOutput, Command as Cli, Flag, GlobalFlag } from "effect/cli"
 import { FetchHttpClient } from "effect/http"
-import { SqlClient } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import { pgLayer } from "../db/Database.ts"
-import { applyRepairs, auditReport, checklist, collectionExists, latestRun, planRepairs, undoRepairs } from "./Doctor.ts"
+import { applyRepairs, auditReport, checklist, collectionExists, latestRun, planRepairs, RepairConflict, UndoFailed, undoRepairs } from "./Doctor.ts"
 import { parseJson, isJsonObject } from "./Json.ts"
 import { prettyNodeFor } from "./PrettyField.ts"
-import { refresh } from "./Refresh.ts"
+import { NocoBaseError, refresh } from "./Refresh.ts"
 import { formatChanges, formatChecklist, formatFindings, formatSkipped, summariseChanges } from "./Report.ts"
-import { isSchemaName, requireMetadataTables } from "./Snapshot.ts"
+import { isSchemaName, MetaTablesMissing, requireMetadataTables } from "./Snapshot.ts"
 
+/** The synopsis printed with a usage problem (the full help is `meta [<subcommand>] --help`). */
 export const USAGE = [
   "usage: meta audit [--collection C] [--json] [--schema S]",
   "       meta repair [--apply | --undo RUN_ID] [--schema S]",
@@ -26,64 +29,92 @@ export type Command =
   | { readonly _tag: "refresh"; readonly schema: string; readonly url: string | undefined; readonly restart: boolean }
   | { readonly _tag: "pretty-node"; readonly schema: string; readonly collection: string; readonly field: string }
 
-const FLAGS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  audit: ["--collection", "--json", "--schema"],
-  repair: ["--apply", "--undo", "--schema"],
-  refresh: ["--url", "--restart", "--schema"],
-  "pretty-node": ["--schema"]
-}
-const VALUED = new Set(["--collection", "--schema", "--undo", "--url"])
+type Runnable = Exclude<Command, { readonly _tag: "help" }>
 
-/** Parses the words after `meta`; a string is a usage problem. */
-export const parseArgs = (args: ReadonlyArray<string>): Command | string => {
-  const [sub, ...rest] = args
-  if (sub === undefined) return "missing subcommand"
-  if (sub === "--help" || sub === "-h" || sub === "help") return { _tag: "help" }
-  const allowed = FLAGS[sub]
-  if (allowed === undefined) return `unknown subcommand ${JSON.stringify(sub)}`
-  const values = new Map<string, string>()
-  const switches = new Set<string>()
-  const positional: Array<string> = []
-  for (let i = 0; i < rest.length; i++) {
-    const word = rest[i]!
-    if (!word.startsWith("--")) {
-      positional.push(word)
-      continue
-    }
-    const eq = word.indexOf("=")
-    const flag = eq === -1 ? word : word.slice(0, eq)
-    if (flag === "--help") return { _tag: "help" }
-    if (!allowed.includes(flag)) return `unknown flag ${flag} for meta ${sub}`
-    if (values.has(flag) || switches.has(flag)) return `${flag} given twice`
-    if (VALUED.has(flag)) {
-      const value = eq === -1 ? rest[++i] : word.slice(eq + 1)
-      if (value === undefined || value === "" || (eq === -1 && value.startsWith("--"))) return `${flag} needs a value`
-      values.set(flag, value)
-    } else {
-      if (eq !== -1) return `${flag} takes no value`
-      switches.add(flag)
-    }
+const nonEmpty = (flag: string) => Flag.filter((value: string) => value !== "", () => `${flag} needs a value`)
+
+const schemaFlag = Flag.String("schema").pipe(
+  Flag.withDescription("the PostgreSQL schema of NocoBase's metadata tables"),
+  Flag.withMetavar("S"),
+  Flag.withDefault("svc"),
+  Flag.filter(isSchemaName, (schema) => `--schema ${JSON.stringify(schema)} is not a schema name`)
+)
+
+/** The command tree; each subcommand hands the `Command` it parsed to `handle`. */
+const metaCommand = (handle: (command: Runnable) => Effect.Effect<void>) => {
+  const audit = Cli.make("audit", {
+    collection: Flag.String("collection").pipe(
+      Flag.withDescription("only the findings and checklist rows of this collection"),
+      Flag.withMetavar("C"),
+      nonEmpty("--collection"),
+      Flag.optional
+    ),
+    json: Flag.Boolean("json").pipe(Flag.withDescription("one JSON document instead of tables"), Flag.withDefault(false)),
+    schema: schemaFlag
+  }, ({ collection, json, schema }) => handle({ _tag: "audit", schema, collection: Option.getOrUndefined(collection), json })).pipe(
+    Cli.withDescription("List every finding and the checklist of the metadata (DATABASE_URL). Exit 1 when there is one.")
+  )
+  const repair = Cli.make("repair", {
+    apply: Flag.Boolean("apply").pipe(Flag.withDescription("write the repairs in one transaction (default: a dry run)"), Flag.withDefault(false)),
+    undo: Flag.String("undo").pipe(
+      Flag.withDescription("restore the before-images of repair run RUN_ID"),
+      Flag.withMetavar("RUN_ID"),
+      nonEmpty("--undo"),
+      Flag.filter((id) => /^[1-9][0-9]{0,17}$/.test(id), (id) => `--undo ${JSON.stringify(id)} is not a run id`),
+      Flag.optional
+    ),
+    schema: schemaFlag
+  }, ({ apply, schema, undo }) => handle({ _tag: "repair", schema, mode: apply ? "apply" : "dry-run", undo: Option.getOrUndefined(undo) })).pipe(
+    Cli.validate(({ apply, undo }) =>
+      apply && Option.isSome(undo) ? Effect.fail(new CliError.ValidationError({ message: "--apply and --undo exclude each other" })) : Effect.void
+    ),
+    Cli.withDescription("Show the repair plan (dry run), apply it, or undo an applied run (DATABASE_URL).")
+  )
+  const refreshCommand = Cli.make("refresh", {
+    url: Flag.String("url").pipe(
+      Flag.withDescription("the NocoBase base URL, e.g. http://localhost:13000"),
+      Flag.withMetavar("U"),
+      nonEmpty("--url"),
+      Flag.optional
+    ),
+    restart: Flag.Boolean("restart").pipe(Flag.withDescription("clear NocoBase's cache and restart it when it serves stale metadata"), Flag.withDefault(false)),
+    schema: schemaFlag
+  }, ({ restart, schema, url }) => handle({ _tag: "refresh", schema, url: Option.getOrUndefined(url), restart })).pipe(
+    Cli.withDescription(
+      "Check that a running NocoBase serves the repaired metadata (NOCOBASE_ACCOUNT, NOCOBASE_PASSWORD; DATABASE_URL optional). Exit 1 when stale."
+    )
+  )
+  const prettyNode = Cli.make("pretty-node", {
+    collection: Argument.String("COLLECTION").pipe(Argument.withDescription("the collection of the field")),
+    field: Argument.String("FIELD").pipe(Argument.withDescription("the field to display with SvcPrettyField")),
+    schema: schemaFlag
+  }, ({ collection, field, schema }) => handle({ _tag: "pretty-node", schema, collection, field })).pipe(
+    Cli.withDescription("Print the SvcPrettyField page node of a field, from its svcMeta (DATABASE_URL).")
+  )
+  return Cli.make("meta").pipe(
+    Cli.withDescription("The metadata doctor for NocoBase. Exit codes: 0 clean or done, 1 findings, stale or failed, 2 usage or configuration."),
+    Cli.withSubcommands([audit, repair, refreshCommand, prettyNode])
+  )
+}
+
+/** A usage problem as one line, in the words of the hand-written parser this replaced. */
+const usageProblem = (error: CliError.CliError): string => {
+  if (!(error instanceof CliError.ShowHelp)) return error.message
+  const [first] = error.errors
+  if (first === undefined) return "missing subcommand"
+  if (first instanceof CliError.UnrecognizedOption) {
+    return `unknown flag ${first.option}${first.command === undefined ? "" : ` for ${first.command.join(" ")}`}`
   }
-  const schema = values.get("--schema") ?? "svc"
-  if (!isSchemaName(schema)) return `--schema ${JSON.stringify(schema)} is not a schema name`
-  switch (sub) {
-    case "pretty-node":
-      if (positional.length !== 2) return "meta pretty-node needs COLLECTION and FIELD"
-      return { _tag: "pretty-node", schema, collection: positional[0]!, field: positional[1]! }
-    case "audit":
-      if (positional.length > 0) return `unexpected argument ${JSON.stringify(positional[0])}`
-      return { _tag: "audit", schema, collection: values.get("--collection"), json: switches.has("--json") }
-    case "repair": {
-      if (positional.length > 0) return `unexpected argument ${JSON.stringify(positional[0])}`
-      const undo = values.get("--undo")
-      if (undo !== undefined && switches.has("--apply")) return "--apply and --undo exclude each other"
-      if (undo !== undefined && !/^[1-9][0-9]{0,17}$/.test(undo)) return `--undo ${JSON.stringify(undo)} is not a run id`
-      return { _tag: "repair", schema, mode: switches.has("--apply") ? "apply" : "dry-run", undo }
-    }
-    default:
-      if (positional.length > 0) return `unexpected argument ${JSON.stringify(positional[0])}`
-      return { _tag: "refresh", schema, url: values.get("--url"), restart: switches.has("--restart") }
+  if (first instanceof CliError.UnknownSubcommand) return `unknown subcommand ${JSON.stringify(first.subcommand)}`
+  if (first instanceof CliError.MissingArgument) return `${error.commandPath.join(" ")} needs COLLECTION and FIELD`
+  if (first instanceof CliError.UnexpectedArgument) return `unexpected argument ${JSON.stringify(first.arguments[0])}`
+  if (first instanceof CliError.InvalidValue) {
+    const name = first.kind === "flag" ? `--${first.option}` : first.option
+    if (first.value.endsWith(" occurrences")) return `${name} given twice`
+    if (first.message.startsWith("Missing value")) return `${name} needs a value`
+    return first.expected
   }
+  return first.message
 }
 
 const databaseUrlProblem = (value: string | undefined): string | undefined => {
@@ -129,7 +160,7 @@ const lines = (items: ReadonlyArray<string>) => Effect.forEach(items, (line) => 
 
 const FieldRowSql = Schema.Struct({ interface: Schema.NullOr(Schema.String), options_text: Schema.NullOr(Schema.String) })
 
-const runDatabaseCommand = (command: Exclude<Command, { _tag: "help" | "refresh" }>) =>
+const runDatabaseCommand = (command: Exclude<Runnable, { _tag: "refresh" }>) =>
   Effect.gen(function*() {
     switch (command._tag) {
       case "audit": {
@@ -205,8 +236,20 @@ const runDatabaseCommand = (command: Exclude<Command, { _tag: "help" | "refresh"
 const scrub = (text: string, secrets: ReadonlyArray<string | undefined>) =>
   secrets.reduce<string>((out, secret) => secret === undefined || secret.length < 3 ? out : out.split(secret).join("***"), text)
 
+/** The exit code and stderr line of a failed command. */
+const failureLine = (error: unknown): { readonly code: 1 | 2; readonly line: string } => {
+  const message = error instanceof Error ? error.message : String(error)
+  if (error instanceof MetaTablesMissing) return { code: 2, line: message }
+  if (error instanceof NocoBaseError && error.step === "auth:signIn" && error.status === 401) {
+    return { code: 2, line: `NOCOBASE_ACCOUNT / NOCOBASE_PASSWORD rejected by the server: ${message}` }
+  }
+  if (SqlError.isSqlError(error)) return { code: 1, line: `database error: ${message}` }
+  if (error instanceof RepairConflict || error instanceof UndoFailed || error instanceof NocoBaseError) return { code: 1, line: `error: ${message}` }
+  return { code: 1, line: `unexpected error: ${message}` }
+}
+
 /** Runs a parsed command; answers the exit code. Every failure is reported on stderr here. */
-export const runCommand = (command: Command, env: Readonly<Record<string, string | undefined>>): Effect.Effect<number> => {
+export const runCommand = (command: Runnable, env: Readonly<Record<string, string | undefined>>): Effect.Effect<number> => {
   const secrets = [env["NOCOBASE_PASSWORD"], (() => {
     try {
       return decodeURIComponent(new URL(env["DATABASE_URL"] ?? "").password) || undefined
@@ -215,10 +258,6 @@ export const runCommand = (command: Command, env: Readonly<Record<string, string
     }
   })()]
   const program: Effect.Effect<number, unknown> = Effect.gen(function*() {
-    if (command._tag === "help") {
-      yield* lines(USAGE)
-      return 0
-    }
     const problems = configProblems(command, env)
     if (problems.length > 0) {
       for (const problem of problems) yield* Console.error(problem)
@@ -258,29 +297,49 @@ export const runCommand = (command: Command, env: Readonly<Record<string, string
   })
   return program.pipe(
     Effect.catchCause((cause) => {
-      const error = Cause.squash(cause)
-      const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : ""
-      const message = error instanceof Error ? error.message : String(error)
-      if (tag === "MetaTablesMissing") return Console.error(scrub(message, secrets)).pipe(Effect.as(2))
-      if (tag === "NocoBaseError" && "step" in (error as object) && (error as { step: string }).step === "auth:signIn" &&
-        (error as { status: number | null }).status === 401) {
-        return Console.error(`NOCOBASE_ACCOUNT / NOCOBASE_PASSWORD rejected by the server: ${scrub(message, secrets)}`).pipe(Effect.as(2))
-      }
-      const prefix = tag === "SqlError" ? "database error" : tag === "RepairConflict" || tag === "UndoFailed" || tag === "NocoBaseError" ? "error" : "unexpected error"
-      const rolledBack = command._tag === "repair" && command.undo === undefined && command.mode === "apply" ? " (the repair was rolled back; nothing was changed)" : ""
-      return Console.error(`${prefix}: ${scrub(message, secrets)}${rolledBack}`).pipe(Effect.as(1))
+      const { code, line } = failureLine(Cause.squash(cause))
+      const rolledBack = code === 1 && command._tag === "repair" && command.undo === undefined && command.mode === "apply"
+        ? " (the repair was rolled back; nothing was changed)"
+        : ""
+      return Console.error(`${scrub(line, secrets)}${rolledBack}`).pipe(Effect.as(code))
     })
   )
 }
 
+/** Help shows only when asked for (`--help`); a usage problem is our own line and the synopsis. */
+const presenter = (show: boolean) =>
+  CliOutput.layerPresenter({
+    present: (event) => show && event._tag === "Help" && event.reason === "Requested" ? CliOutput.defaultPresenter.present(event) : Effect.void
+  })
+
+/**
+ * effect/cli's reading of the words after `meta`: the command, `help` once the help was shown
+ * (when `showHelp`), or a usage problem.
+ */
+const parse = (args: ReadonlyArray<string>, showHelp: boolean): Effect.Effect<Command | string> =>
+  Effect.gen(function*() {
+    const chosen = yield* Ref.make<Command>({ _tag: "help" })
+    const words = args[0] === "help" ? ["--help", ...args.slice(1)] : args
+    yield* Cli.runWith(metaCommand((command) => Ref.set(chosen, command)), { version: "", renderErrors: false })(words)
+    return yield* Ref.get(chosen)
+  }).pipe(
+    Effect.catch((error) => Effect.succeed(usageProblem(error))),
+    Effect.provide([presenter(showHelp), CliConfig.layer({ builtIns: [GlobalFlag.Help] }), NodeServices.layer])
+  )
+
+/** Parses the words after `meta` (without output); a string is a usage problem. */
+export const parseArgs = (args: ReadonlyArray<string>): Command | string => Effect.runSync(parse(args, false))
+
 /** Parses and runs; answers the exit code. */
-export const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): Effect.Effect<number> => {
-  const command = parseArgs(args)
-  if (typeof command === "string") {
-    return Console.error(`meta: ${command}`).pipe(Effect.andThen(Effect.forEach(USAGE, (line) => Console.error(line))), Effect.as(2))
-  }
-  return runCommand(command, env)
-}
+export const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>> = process.env): Effect.Effect<number> =>
+  parse(args, true).pipe(
+    Effect.flatMap((command) => {
+      if (typeof command === "string") {
+        return Console.error(`meta: ${command}`).pipe(Effect.andThen(Effect.forEach(USAGE, (line) => Console.error(line))), Effect.as(2))
+      }
+      return command._tag === "help" ? Effect.succeed(0) : runCommand(command, env)
+    })
+  )
 
 /** Entry point: `args` are the words after `meta`; sets the process exit code. */
 export const main = (args: ReadonlyArray<string>): void => {
