@@ -68,6 +68,24 @@ describe("meta command line: parsing and configuration", () => {
     assert.match(unknown.stderr, /unknown flag --fix[\s\S]*usage: meta audit/)
     assert.strictEqual((await meta(["heal"])).code, 2)
   }, 120_000)
+
+  it("--help of meta and of each subcommand: its flags on stdout, exit 0", async () => {
+    const top = await meta(["--help"])
+    assert.strictEqual(top.code, 0, top.stderr)
+    for (const sub of ["audit", "repair", "refresh", "pretty-node"]) assert.include(top.stdout, sub)
+    const flags: Record<string, ReadonlyArray<string>> = {
+      audit: ["--collection", "--json", "--schema"],
+      repair: ["--apply", "--undo", "--schema"],
+      refresh: ["--url", "--restart", "--schema"],
+      "pretty-node": ["COLLECTION", "FIELD", "--schema"]
+    }
+    for (const [sub, names] of Object.entries(flags)) {
+      const help = await meta([sub, "--help"])
+      assert.strictEqual(help.code, 0, `${sub}: ${help.stderr}`)
+      assert.strictEqual(help.stderr, "", sub)
+      for (const name of names) assert.include(help.stdout, name, sub)
+    }
+  }, 120_000)
 })
 
 describe("meta command line: a whole session on a damaged schema", () => {
