@@ -8,11 +8,13 @@ import {
   fieldIncomplete,
   fieldMismatch,
   filterTargetKeyArray,
+  type Index,
   invalidJson,
   makeIndex,
   missingFilterTargetKey,
   missingSchema,
   nodeCollection,
+  type NodeOwner,
   numberComponent,
   type Outcome,
   pageNumberComponent,
@@ -24,7 +26,7 @@ import {
   wrongInterface
 } from "./ReviewRules.ts"
 import { isSystemField, platformOrigin } from "./Rules.ts"
-import type { Snapshot } from "./Snapshot.ts"
+import type { CollectionRow, FieldRow, Snapshot, UiNode } from "./Snapshot.ts"
 
 export type CheckId =
   | "wrong-interface"
@@ -132,9 +134,36 @@ interface Row {
   readonly subject: string
 }
 
-/** The findings of one row (in the key order `audit --json` prints). */
-const findingsOf = (row: Row, verdicts: ReadonlyArray<Verdict>): Array<Finding> =>
-  verdicts.map(({ check, checklist, detail, repair }) => ({
+const collectionRow = (collection: CollectionRow): Row => ({ table: "collections", key: collection.key, collection: collection.name, subject: collection.name })
+const fieldRow = (field: FieldRow): Row => ({
+  table: "fields",
+  key: field.key,
+  collection: field.collectionName,
+  subject: `${field.collectionName ?? "?"}.${field.name}`
+})
+const nodeRow = (node: UiNode, owner: NodeOwner): Row => ({ table: "uiSchemas", key: node.uid, collection: owner?.collection ?? null, subject: `uiSchema ${node.uid}` })
+
+/** What the review says about one row: its findings, and its change when a rule edited it. */
+interface Judged {
+  readonly findings: ReadonlyArray<Finding>
+  readonly change: Change | undefined
+}
+
+/** `before`: a column a rule replaced ahead of the JSON column (the field's interface). */
+const judged = (
+  row: Row,
+  verdicts: ReadonlyArray<Verdict>,
+  json?: { readonly column: MetaColumn; readonly text: string | null; readonly edit: RowEdit },
+  before?: { readonly rule: CheckId; readonly column: ColumnChange }
+): Judged => {
+  const columns: Array<ColumnChange> = before === undefined ? [] : [before.column]
+  const rules = new Set<CheckId>(before === undefined ? [] : [before.rule])
+  if (json !== undefined && json.edit.diffs.length > 0) {
+    columns.push({ column: json.column, before: json.text, after: stringifyJson(json.edit.value), diffs: json.edit.diffs })
+    for (const rule of json.edit.rules) rules.add(rule)
+  }
+  // the key order of `audit --json`
+  const findings = verdicts.map(({ check, checklist, detail, repair }): Finding => ({
     check,
     checklist,
     table: row.table,
@@ -144,104 +173,90 @@ const findingsOf = (row: Row, verdicts: ReadonlyArray<Verdict>): Array<Finding> 
     detail,
     repair
   }))
+  return { findings, change: columns.length === 0 ? undefined : { ...row, rules: [...rules], columns } }
+}
 
-/** The change of a row's JSON column, when the rules edited it. */
-const columnChange = (column: MetaColumn, before: string | null, edit: RowEdit): ColumnChange | undefined =>
-  edit.diffs.length === 0 ? undefined : { column, before, after: stringifyJson(edit.value), diffs: edit.diffs }
+const invalidRow = (row: Row, column: "options" | "schema"): Judged =>
+  judged(row, invalidJson(column, false).findings)
+
+// ---------------------------------------------------------------------------------------------
+// one row of each table through its rules, in the order the audit lists their findings
+
+const reviewCollection = (collection: CollectionRow, index: Index): Judged & { readonly repaired: JsonObject } => {
+  const edit = new RowEdit(collection.options)
+  const verdicts = applyOutcomes(edit, [
+    missingSchema(collection, index.snapshot.schema),
+    collectionOptions(collection),
+    missingFilterTargetKey(collection, index),
+    filterTargetKeyArray(collection)
+  ])
+  return { ...judged(collectionRow(collection), verdicts, { column: "options", text: collection.optionsText, edit }), repaired: edit.value }
+}
+
+const reviewField = (field: FieldRow, collection: CollectionRow | undefined, index: Index): Judged => {
+  const edit = new RowEdit(field.options)
+  const wrong = wrongInterface(field)
+  const repairs = applyOutcomes(edit, [wrong, numberComponent(field), unregisteredFieldComponent(field), fieldIncomplete(field, collection)])
+  // checklist 5 judges the field as the repairs above leave it
+  const repaired = { interface: wrong.interface ?? field.interface, options: edit.value }
+  const checks = applyOutcomes(edit, [fieldMismatch(field, repaired), belongsTo(field, collection, index), svcMeta(field)])
+  const iface = wrong.interface === undefined ? undefined : {
+    rule: "wrong-interface" as const,
+    column: { column: "interface" as const, before: field.interface, after: wrong.interface, diffs: [{ path: [], before: field.interface, after: wrong.interface }] }
+  }
+  return judged(fieldRow(field), [...repairs, ...checks], { column: "options", text: field.optionsText, edit }, iface)
+}
+
+const reviewNode = (node: UiNode, owner: NodeOwner, index: Index): Judged => {
+  const edit = new RowEdit(node.schema)
+  const verdicts = applyOutcomes(edit, [pageNumberComponent(node, owner), unregisteredPageComponent(node, owner), rowKey(node, owner, index)])
+  return judged(nodeRow(node, owner), verdicts, { column: "schema", text: node.schemaText, edit })
+}
 
 // ---------------------------------------------------------------------------------------------
 
 /** Audit findings and repair plan of a snapshot: every rule of `ReviewRules.ts`, row by row. */
 export const reviewSnapshot = (snapshot: Snapshot): Review => {
-  const findings: Array<Finding> = []
-  const changes: Array<Change> = []
   const platform = new Map<string, string>()
   for (const collection of snapshot.collections) {
     const origin = collection.optionsValid ? platformOrigin(collection.options) : undefined
     if (origin !== undefined) platform.set(collection.name, origin)
   }
+  const rows: Array<Judged> = []
   const systemFields: Array<string> = []
 
   // collections first: the field and page rules read the repaired options (filterTargetKey)
   const collectionIndex = makeIndex(snapshot)
   const repairedOptions = new Map<string, JsonObject>()
   for (const collection of snapshot.collections) {
-    const row: Row = { table: "collections", key: collection.key, collection: collection.name, subject: collection.name }
-    const invalid = invalidJson("options", collection.optionsValid)
-    if (invalid.findings.length > 0) {
-      findings.push(...findingsOf(row, invalid.findings))
-      continue
+    if (!collection.optionsValid) {
+      rows.push(invalidRow(collectionRow(collection), "options"))
+    } else if (!platform.has(collection.name)) {
+      const judgedCollection = reviewCollection(collection, collectionIndex)
+      repairedOptions.set(collection.name, judgedCollection.repaired)
+      rows.push(judgedCollection)
     }
-    if (platform.has(collection.name)) continue
-    const edit = new RowEdit(collection.options)
-    const verdicts = applyOutcomes(edit, [
-      missingSchema(collection, snapshot.schema),
-      collectionOptions(collection),
-      missingFilterTargetKey(collection, collectionIndex),
-      filterTargetKeyArray(collection)
-    ])
-    findings.push(...findingsOf(row, verdicts))
-    repairedOptions.set(collection.name, edit.value)
-    const options = columnChange("options", collection.optionsText, edit)
-    if (options !== undefined) changes.push({ ...row, rules: [...edit.rules], columns: [options] })
   }
   const index = makeIndex(snapshot, repairedOptions)
 
   for (const field of snapshot.fields) {
-    const collectionName = field.collectionName
-    const collection = collectionName === null ? undefined : index.collections.get(collectionName)
-    const row: Row = { table: "fields", key: field.key, collection: collectionName, subject: `${collectionName ?? "?"}.${field.name}` }
-    if (collectionName !== null && platform.has(collectionName)) continue
-    const invalid = invalidJson("options", field.optionsValid)
-    if (invalid.findings.length > 0) {
-      findings.push(...findingsOf(row, invalid.findings))
-      continue
-    }
-    if (isSystemField(field.interface, field.options)) {
-      systemFields.push(row.subject)
-      continue
-    }
-    const edit = new RowEdit(field.options)
-    const wrong = wrongInterface(field)
-    const repaired = applyOutcomes(edit, [wrong, numberComponent(field), unregisteredFieldComponent(field), fieldIncomplete(field, collection)])
-    const iface = wrong.interface ?? field.interface
-    const verdicts = [
-      ...repaired,
-      ...applyOutcomes(edit, [fieldMismatch(field, { interface: iface, options: edit.value }), belongsTo(field, collection, index), svcMeta(field)])
-    ]
-    findings.push(...findingsOf(row, verdicts))
-    const columns: Array<ColumnChange> = []
-    if (wrong.interface !== undefined) {
-      columns.push({ column: "interface", before: field.interface, after: wrong.interface, diffs: [{ path: [], before: field.interface, after: wrong.interface }] })
-    }
-    const options = columnChange("options", field.optionsText, edit)
-    if (options !== undefined) columns.push(options)
-    if (columns.length > 0) {
-      const rules = new Set<CheckId>(wrong.interface === undefined ? [] : ["wrong-interface"])
-      for (const rule of edit.rules) rules.add(rule)
-      changes.push({ ...row, rules: [...rules], columns })
-    }
+    if (field.collectionName !== null && platform.has(field.collectionName)) continue
+    if (!field.optionsValid) rows.push(invalidRow(fieldRow(field), "options"))
+    else if (isSystemField(field.interface, field.options)) systemFields.push(fieldRow(field).subject)
+    else rows.push(reviewField(field, field.collectionName === null ? undefined : index.collections.get(field.collectionName), index))
   }
 
   for (const node of snapshot.nodes) {
     const owner = nodeCollection(index.nodes, snapshot.ancestors, node.uid)
-    const collectionName = owner?.collection ?? null
-    if (collectionName !== null && platform.has(collectionName) && (owner?.dataSource === undefined || owner.dataSource === "main")) continue
-    const row: Row = { table: "uiSchemas", key: node.uid, collection: collectionName, subject: `uiSchema ${node.uid}` }
-    const edit = new RowEdit(node.schema)
-    const verdicts = node.schemaValid
-      ? applyOutcomes(edit, [pageNumberComponent(node, owner), unregisteredPageComponent(node, owner), rowKey(node, owner, index)])
-      : invalidJson("schema", false).findings
-    findings.push(...findingsOf(row, verdicts))
-    const schema = columnChange("schema", node.schemaText, edit)
-    if (schema !== undefined) changes.push({ ...row, rules: [...edit.rules], columns: [schema] })
+    if (owner !== undefined && platform.has(owner.collection) && (owner.dataSource === undefined || owner.dataSource === "main")) continue
+    rows.push(node.schemaValid ? reviewNode(node, owner, index) : invalidRow(nodeRow(node, owner), "schema"))
   }
 
-  const skipped: Skipped = {
-    platform: [...platform].map(([collection, origin]) => ({ collection, origin })),
-    systemFields
+  return {
+    findings: rows.flatMap((row) => row.findings),
+    changes: rows.flatMap((row) => row.change === undefined ? [] : [row.change]),
+    skipped: { platform: [...platform].map(([collection, origin]) => ({ collection, origin })), systemFields }
   }
-  return { findings, changes, skipped }
 }
 
 /** The findings of a snapshot, optionally only those about one collection. */
