@@ -31,7 +31,16 @@ export type Command =
 
 type Runnable = Exclude<Command, { readonly _tag: "help" }>
 
-const nonEmpty = (flag: string) => Flag.filter((value: string) => value !== "", () => `${flag} needs a value`)
+/** `--name V` or `--name=V`, never empty. */
+const valueFlag = (name: string, metavar: string, description: string) =>
+  Flag.String(name).pipe(
+    Flag.withDescription(description),
+    Flag.withMetavar(metavar),
+    Flag.filter((value) => value !== "", () => `--${name} needs a value`)
+  )
+
+/** `--name`, off unless given. */
+const switchFlag = (name: string, description: string) => Flag.Boolean(name).pipe(Flag.withDescription(description), Flag.withDefault(false))
 
 const schemaFlag = Flag.String("schema").pipe(
   Flag.withDescription("the PostgreSQL schema of NocoBase's metadata tables"),
@@ -43,23 +52,15 @@ const schemaFlag = Flag.String("schema").pipe(
 /** The command tree; each subcommand hands the `Command` it parsed to `handle`. */
 const metaCommand = (handle: (command: Runnable) => Effect.Effect<void>) => {
   const audit = Cli.make("audit", {
-    collection: Flag.String("collection").pipe(
-      Flag.withDescription("only the findings and checklist rows of this collection"),
-      Flag.withMetavar("C"),
-      nonEmpty("--collection"),
-      Flag.optional
-    ),
-    json: Flag.Boolean("json").pipe(Flag.withDescription("one JSON document instead of tables"), Flag.withDefault(false)),
+    collection: valueFlag("collection", "C", "only the findings and checklist rows of this collection").pipe(Flag.optional),
+    json: switchFlag("json", "one JSON document instead of tables"),
     schema: schemaFlag
   }, ({ collection, json, schema }) => handle({ _tag: "audit", schema, collection: Option.getOrUndefined(collection), json })).pipe(
     Cli.withDescription("List every finding and the checklist of the metadata (DATABASE_URL). Exit 1 when there is one.")
   )
   const repair = Cli.make("repair", {
-    apply: Flag.Boolean("apply").pipe(Flag.withDescription("write the repairs in one transaction (default: a dry run)"), Flag.withDefault(false)),
-    undo: Flag.String("undo").pipe(
-      Flag.withDescription("restore the before-images of repair run RUN_ID"),
-      Flag.withMetavar("RUN_ID"),
-      nonEmpty("--undo"),
+    apply: switchFlag("apply", "write the repairs in one transaction (default: a dry run)"),
+    undo: valueFlag("undo", "RUN_ID", "restore the before-images of repair run RUN_ID").pipe(
       Flag.filter((id) => /^[1-9][0-9]{0,17}$/.test(id), (id) => `--undo ${JSON.stringify(id)} is not a run id`),
       Flag.optional
     ),
@@ -71,13 +72,8 @@ const metaCommand = (handle: (command: Runnable) => Effect.Effect<void>) => {
     Cli.withDescription("Show the repair plan (dry run), apply it, or undo an applied run (DATABASE_URL).")
   )
   const refreshCommand = Cli.make("refresh", {
-    url: Flag.String("url").pipe(
-      Flag.withDescription("the NocoBase base URL, e.g. http://localhost:13000"),
-      Flag.withMetavar("U"),
-      nonEmpty("--url"),
-      Flag.optional
-    ),
-    restart: Flag.Boolean("restart").pipe(Flag.withDescription("clear NocoBase's cache and restart it when it serves stale metadata"), Flag.withDefault(false)),
+    url: valueFlag("url", "U", "the NocoBase base URL, e.g. http://localhost:13000").pipe(Flag.optional),
+    restart: switchFlag("restart", "clear NocoBase's cache and restart it when it serves stale metadata"),
     schema: schemaFlag
   }, ({ restart, schema, url }) => handle({ _tag: "refresh", schema, url: Option.getOrUndefined(url), restart })).pipe(
     Cli.withDescription(
@@ -106,6 +102,7 @@ const usageProblem = (error: CliError.CliError): string => {
     return `unknown flag ${first.option}${first.command === undefined ? "" : ` for ${first.command.join(" ")}`}`
   }
   if (first instanceof CliError.UnknownSubcommand) return `unknown subcommand ${JSON.stringify(first.subcommand)}`
+  // only pretty-node takes arguments
   if (first instanceof CliError.MissingArgument) return `${error.commandPath.join(" ")} needs COLLECTION and FIELD`
   if (first instanceof CliError.UnexpectedArgument) return `unexpected argument ${JSON.stringify(first.arguments[0])}`
   if (first instanceof CliError.InvalidValue) {
@@ -117,6 +114,8 @@ const usageProblem = (error: CliError.CliError): string => {
   return first.message
 }
 
+// The doctor's reading of DATABASE_URL (required here, unlike the services' embedded fallback): the one
+// spot to swap for the shared configuration reader.
 const databaseUrlProblem = (value: string | undefined): string | undefined => {
   if (value === undefined || value === "") return "DATABASE_URL is not set (expected postgres://user:password@host:port/database)"
   try {
