@@ -72,7 +72,7 @@ const metaCommand = (handle: (command: Runnable) => Effect.Effect<void>) => {
     Cli.withDescription("Show the repair plan (dry run), apply it, or undo an applied run (DATABASE_URL).")
   )
   const refreshCommand = Cli.make("refresh", {
-    url: valueFlag("url", "U", "the NocoBase base URL, e.g. http://localhost:13000").pipe(Flag.optional),
+    url: valueFlag("url", "U", "the NocoBase base URL (required), e.g. http://localhost:13000").pipe(Flag.optional),
     restart: switchFlag("restart", "clear NocoBase's cache and restart it when it serves stale metadata"),
     schema: schemaFlag
   }, ({ restart, schema, url }) => handle({ _tag: "refresh", schema, url: Option.getOrUndefined(url), restart })).pipe(
