@@ -26,12 +26,8 @@ type Row<S extends Schema.Top> = S["Type"]
 /** No SMS has this id. */
 export class SmsNotFound extends Schema.TaggedError<SmsNotFound>()("SmsNotFound", { smsId: Schema.Int }) {}
 
-/** The SMS is not in a status the change starts from (`expected`). */
-export class SmsStatusConflict extends Schema.TaggedError<SmsStatusConflict>()("SmsStatusConflict", {
-  smsId: Schema.Int,
-  status: Schema.String,
-  expected: Schema.Array(Schema.String)
-}) {}
+/** The SMS is not in a status the change starts from (one of `expected`). */
+export class SmsStatusConflict extends Schema.TaggedError<SmsStatusConflict>()("SmsStatusConflict", { smsId: Schema.Int, status: Schema.String, expected: Schema.Array(Schema.String) }) {}
 
 /** A reset of an SMS whose money has moved or is moving (approving, approved). */
 export class SmsMoneyMoved extends Schema.TaggedError<SmsMoneyMoved>()("SmsMoneyMoved", { smsId: Schema.Int, status: Schema.String }) {}
@@ -40,10 +36,7 @@ export class SmsMoneyMoved extends Schema.TaggedError<SmsMoneyMoved>()("SmsMoney
 export class DepositNotFound extends Schema.TaggedError<DepositNotFound>()("DepositNotFound", { depositId: Schema.Int }) {}
 
 /** The deposit chosen for an SMS is no longer pending. */
-export class DepositNotPending extends Schema.TaggedError<DepositNotPending>()("DepositNotPending", {
-  depositId: Schema.Int,
-  status: Schema.String
-}) {}
+export class DepositNotPending extends Schema.TaggedError<DepositNotPending>()("DepositNotPending", { depositId: Schema.Int, status: Schema.String }) {}
 
 /** The deposit chosen for an SMS is for another amount than the SMS (or the SMS has none). */
 export class AmountMismatch extends Schema.TaggedError<AmountMismatch>()("AmountMismatch", {
