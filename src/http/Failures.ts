@@ -53,5 +53,8 @@ type Failures<S extends ErrorStatus> = S extends ErrorStatus ? ApiFailure<S> : n
 export const answered = <A, R, S extends ErrorStatus = never>(
   effect: Effect.Effect<A, StoreError | SqlError.SqlError | ApiFailure<S>, R>
 ): Effect.Effect<A, Failures<S | 404 | 409 | 503>, R> =>
-  Effect.catch(dieUnlessAway(effect), (error) =>
-    Effect.fail((SqlError.isSqlError(error) ? fail(503, DATABASE_AWAY) : error instanceof ApiFailure ? error : toApiFailure(error)) as Failures<S | 404 | 409 | 503>))
+  Effect.catch(dieUnlessAway(effect), (error) => {
+    const failure = SqlError.isSqlError(error) ? fail(503, DATABASE_AWAY) : error instanceof ApiFailure ? error : toApiFailure(error)
+    // The same value, typed one status at a time as the routes declare their envelopes.
+    return Effect.fail(failure as Failures<S | 404 | 409 | 503>)
+  })
