@@ -6,6 +6,8 @@
 // refreshes top-info, so the counters move with it.
 import { Context, DateTime, Duration, Effect, Layer, Schedule } from "effect"
 import { AdminStore } from "../db/AdminStore.ts"
+import { dieUnlessAway } from "../db/ReconStore.ts"
+import { DATABASE_AWAY } from "../http/Envelope.ts"
 import { type Connection, makeClientHub, type Message } from "./ClientHub.ts"
 import { TopInfoFeed } from "./TopInfoFeed.ts"
 
@@ -25,10 +27,10 @@ const make = Effect.gen(function*() {
 
   const read: Effect.Effect<{ readonly message: Message; readonly data: string | undefined }> = Effect.gen(function*() {
     const message = { seq: ++seq }
-    const read = yield* Effect.result(Effect.all([store.reviewQueue({ page: 1, page_size: QUEUE_ITEMS }), store.latestSms(LATEST_SMS)], { concurrency: 2 }))
+    const read = yield* Effect.result(dieUnlessAway(Effect.all([store.reviewQueue({ page: 1, page_size: QUEUE_ITEMS }), store.latestSms(LATEST_SMS)], { concurrency: 2 })))
     const at = DateTime.formatIso(yield* DateTime.now)
     if (read._tag === "Failure") {
-      return { message: { ...message, text: JSON.stringify({ type: "activity-unavailable", detail: read.failure.data?.detail ?? "unavailable", at }) }, data: undefined }
+      return { message: { ...message, text: JSON.stringify({ type: "activity-unavailable", detail: DATABASE_AWAY, at }) }, data: undefined }
     }
     const [queue, latest] = read.success
     const data = JSON.stringify({ queue, latest })

@@ -2,8 +2,10 @@
 // echo off when stdin is a terminal, else from ADMIN_PASSWORD. Exit 0 created, 1 refused (the
 // account exists, the database failed), 2 bad usage or configuration. Never prints the password.
 import { Cause, Effect, Exit } from "effect"
+import { SqlError } from "effect/sql"
 import { readDatabaseCommandSettings, runOnDatabase } from "../config/Runner.ts"
 import { AdminStore } from "../db/AdminStore.ts"
+import { isDatabaseAway } from "../db/ReconStore.ts"
 import { hashPassword, passwordProblem } from "./Passwords.ts"
 import { promptHidden } from "./PasswordPrompt.ts"
 
@@ -47,7 +49,7 @@ export const main = async (args: ReadonlyArray<string>) => {
   if (failure._tag === "Some" && failure.value._tag === "AccountExists") {
     return exit(1, `admin --create-user: account "${account}" already exists`)
   }
-  if (failure._tag === "Some" && failure.value._tag === "ApiFailure") {
+  if (failure._tag === "Some" && SqlError.isSqlError(failure.value) && isDatabaseAway(failure.value)) {
     return exit(1, "admin --create-user: the database is unreachable")
   }
   return exit(1, `admin --create-user: failed: ${Cause.squash(result.cause) instanceof Error ? (Cause.squash(result.cause) as Error).message : "unknown error"}`)

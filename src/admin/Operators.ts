@@ -2,15 +2,18 @@
 // is checked against a dummy hash, so it answers the same 401 after the same time as a wrong
 // password: the timing tells nobody which accounts exist. Attempts are limited per account and
 // per address before anything is hashed (SignInLimits).
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import type { SqlError } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { AdminStore } from "../db/AdminStore.ts"
-import { type ApiFailure, fail } from "../http/Envelope.ts"
 import { hashPassword, verifyPassword } from "./Passwords.ts"
 import { type Refusal, SignInLimits } from "./SignInLimits.ts"
 
+/** No operator has this account, or the password is not its password (which of the two is not told). */
+export class WrongCredentials extends Schema.TaggedError<WrongCredentials>()("WrongCredentials", {}) {}
+
 export class Operators extends Context.Service<Operators, {
-  readonly signIn: (account: string, password: string, address: string) => Effect.Effect<{ readonly id: number; readonly account: string }, ApiFailure<401 | 503> | Refusal>
+  readonly signIn: (account: string, password: string, address: string) => Effect.Effect<{ readonly id: number; readonly account: string }, WrongCredentials | Refusal | SqlError.SqlError>
 }>()("recon/admin/Operators") {
   static readonly layer = Layer.effect(
     Operators,
@@ -28,7 +31,7 @@ export class Operators extends Context.Service<Operators, {
           }))
           if (operator === undefined || !matches) {
             yield* Effect.logWarning("sign-in refused").pipe(Effect.annotateLogs({ account }))
-            return yield* fail(401, "wrong account or password")
+            return yield* new WrongCredentials()
           }
           yield* limits.succeeded(account)
           yield* Effect.logInfo("operator signed in").pipe(Effect.annotateLogs({ account: operator.account }))

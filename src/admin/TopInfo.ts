@@ -1,14 +1,14 @@
 // The six top-info counters as admin answers them: its own two from the database, merged with
 // recon_service's four. recon being down or slow costs only its four (null, with the reason);
-// the database being away fails the whole read with the 503 envelope error.
+// the database failing fails the whole read with its SqlError.
 import { Context, Effect, Layer } from "effect"
+import type { SqlError } from "effect/sql"
 import { ReconClient } from "../clients/ReconClient.ts"
 import { AdminStore } from "../db/AdminStore.ts"
-import type { ApiFailure } from "../http/Envelope.ts"
 import type { TopInfoData } from "./AdminApi.ts"
 
 export class TopInfo extends Context.Service<TopInfo, {
-  readonly read: Effect.Effect<TopInfoData, ApiFailure<503>>
+  readonly read: Effect.Effect<TopInfoData, SqlError.SqlError>
 }>()("recon/admin/TopInfo") {
   static readonly layer = Layer.effect(
     TopInfo,

@@ -2,13 +2,15 @@
 // every 10 s. Syncs that arrive while a read is running share the next read, so a burst of them
 // costs two reads, and each caller still gets counters read after it asked.
 import { Context, DateTime, Deferred, Duration, Effect, Exit, Layer, Schedule } from "effect"
-import type { ApiFailure } from "../http/Envelope.ts"
+import type { SqlError } from "effect/sql"
+import { dieUnlessAway } from "../db/ReconStore.ts"
+import { DATABASE_AWAY } from "../http/Envelope.ts"
 import { type Connection, makeClientHub, type Message } from "./ClientHub.ts"
 import { TopInfo } from "./TopInfo.ts"
 
 export const TICK = Duration.seconds(10)
 
-type Refreshed = Deferred.Deferred<number, ApiFailure<503>>
+type Refreshed = Deferred.Deferred<number, SqlError.SqlError>
 
 const make = Effect.gen(function*() {
   const topInfo = yield* TopInfo
@@ -19,12 +21,12 @@ const make = Effect.gen(function*() {
   /** One read as the message every client gets: `top-info`, or `unavailable` while the database is away. */
   const snapshot = Effect.gen(function*() {
     const message = { seq: ++seq }
-    const read = yield* Effect.result(topInfo.read)
+    const read = yield* Effect.result(dieUnlessAway(topInfo.read))
     const at = DateTime.formatIso(yield* DateTime.now)
     return read._tag === "Success"
       ? { message: { ...message, text: JSON.stringify({ type: "top-info", data: read.success, at }) }, failure: undefined }
       : {
-        message: { ...message, text: JSON.stringify({ type: "unavailable", detail: read.failure.data?.detail ?? "unavailable", at }) },
+        message: { ...message, text: JSON.stringify({ type: "unavailable", detail: DATABASE_AWAY, at }) },
         failure: read.failure
       }
   })
@@ -44,7 +46,7 @@ const make = Effect.gen(function*() {
         return running === undefined ? Effect.void : Effect.asVoid(Effect.forkIn(run(running), scope))
       }))
     )
-  const refresh: Effect.Effect<number, ApiFailure<503>> = Effect.suspend(() => {
+  const refresh: Effect.Effect<number, SqlError.SqlError> = Effect.suspend(() => {
     if (running === undefined) {
       const done = (running = Deferred.makeUnsafe())
       return Effect.andThen(Effect.forkIn(run(done), scope), Deferred.await(done))

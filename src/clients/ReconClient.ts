@@ -6,8 +6,9 @@ import { Cause, Context, Duration, Effect, Layer, Redacted, Schema } from "effec
 import { FetchHttpClient } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import type { Sms as SmsRecord, SmsDetail as SmsDetailRecord, TopInfo } from "../domain/Records.ts"
+import { errorEnvelope } from "../http/Envelope.ts"
 import { ReconApi } from "../http/ReconApi.ts"
-import { describeFailure, failureOf, isEnvelope, presentToken } from "./Upstream.ts"
+import { describeFailure, failureOf, presentToken } from "./Upstream.ts"
 
 export const DEFAULT_TIMEOUT = Duration.seconds(2)
 
@@ -22,7 +23,8 @@ export class ReconRefused extends Schema.TaggedError<ReconRefused>()("ReconRefus
   detail: Schema.String
 }) {}
 
-const refusable = new Set([400, 404, 409, 422])
+/** recon's error envelopes that refuse the request itself (the others say recon is not answering as it should). */
+const isRefusal = Schema.is(Schema.Union([errorEnvelope(400), errorEnvelope(404), errorEnvelope(409), errorEnvelope(422)]))
 
 export interface ReconClientOptions {
   readonly baseUrl: string
@@ -67,11 +69,8 @@ export class ReconClient extends Context.Service<ReconClient, {
             Effect.catchCause((cause): Effect.Effect<never, ReconUnavailable | Refused> => {
               if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
               const error = failureOf(cause)
-              if (refuse && isEnvelope(error) && refusable.has(error.status)) {
-                return Effect.fail(new ReconRefused({
-                  status: error.status as ReconRefused["status"],
-                  detail: typeof error.data?.detail === "string" ? error.data.detail : error.msg
-                }) as Refused)
+              if (refuse && isRefusal(error)) {
+                return Effect.fail(new ReconRefused({ status: error.status, detail: error.data?.detail ?? error.msg }) as Refused)
               }
               return Effect.fail(new ReconUnavailable({ detail: describeFailure("recon_service", error, timeout) }))
             })

@@ -1,13 +1,12 @@
 // The queries of admin_service: its own two top-info counters, the operators, and the key that
-// signs their session tokens. A database that is away fails a query with the 503 envelope error.
+// signs their session tokens. A query fails with its SqlError (src/http answers the database away as 503).
 import { Context, Effect, Layer, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { ReviewCandidateRow, type ReviewItem, SmsRow } from "../domain/Records.ts"
 import { compactForComparison } from "../domain/SmsText.ts"
-import type { ApiFailure } from "../http/Envelope.ts"
 import { decodeRows } from "./Codecs.ts"
-import { amountText, orAway, smsColumns } from "./ReconStore.ts"
+import { amountText, smsColumns } from "./ReconStore.ts"
 
 /** admin's own part of top-info (DESIGN section 7). */
 export const OwnCounters = Schema.Struct({
@@ -46,17 +45,17 @@ const make = Effect.gen(function*() {
 
   return {
     /** Two scalar subqueries, so each count can use its partial index on recon.deposit. */
-    counters: (): Effect.Effect<OwnCounters, ApiFailure<503>> =>
-      orAway(Effect.gen(function*() {
+    counters: (): Effect.Effect<OwnCounters, SqlError.SqlError> =>
+      Effect.gen(function*() {
         const [row] = yield* sql<{ pending: bigint; manual: bigint }>`SELECT
           (SELECT count(*) FROM recon.deposit WHERE status = 'pending') AS pending,
           (SELECT count(*) FROM recon.deposit WHERE task_status = 6) AS manual`
         return { pending_deposit_cnt: Number(row?.pending ?? 0), manual_review_cnt: Number(row?.manual ?? 0) }
-      })),
+      }),
 
     /** The SMS awaiting a person, newest first, each with the pending deposits it could be approved to. */
-    reviewQueue: (p: { readonly page?: number | null | undefined; readonly page_size?: number | null | undefined; readonly status?: ReviewStatus | null | undefined }): Effect.Effect<ReviewPage, ApiFailure<503>> =>
-      orAway(Effect.gen(function*() {
+    reviewQueue: (p: { readonly page?: number | null | undefined; readonly page_size?: number | null | undefined; readonly status?: ReviewStatus | null | undefined }): Effect.Effect<ReviewPage, SqlError.SqlError> =>
+      Effect.gen(function*() {
         const page = p.page ?? 1
         const size = p.page_size ?? 20
         const statuses: ReadonlyArray<ReviewStatus> = p.status == null ? ReviewStatuses : [p.status]
@@ -84,38 +83,38 @@ const make = Effect.gen(function*() {
         })
         const total = statuses.reduce((sum: number, status) => sum + counts[status], 0)
         return { items, total, page, page_size: size, counts }
-      })),
+      }),
 
     /** The newest SMS, whatever their status. */
     latestSms: (limit: number) =>
-      orAway(Effect.flatMap(
+      Effect.flatMap(
         sql`SELECT ${sql.literal(smsColumns)} FROM recon.shooter_sms ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
         decodeRows(SmsRow)
-      )),
+      ),
 
-    findOperator: (account: string): Effect.Effect<Operator | undefined, ApiFailure<503>> =>
-      orAway(Effect.map(
+    findOperator: (account: string): Effect.Effect<Operator | undefined, SqlError.SqlError> =>
+      Effect.map(
         sql<{ id: bigint; account: string; password_hash: string }>`SELECT id, account, password_hash
           FROM admin.operator WHERE account = ${account}`,
         ([row]) => row === undefined ? undefined : { id: Number(row.id), account: row.account, password_hash: row.password_hash }
-      )),
+      ),
 
-    createOperator: (account: string, passwordHash: string): Effect.Effect<number, AccountExists | ApiFailure<503>> =>
-      orAway(Effect.gen(function*() {
+    createOperator: (account: string, passwordHash: string): Effect.Effect<number, AccountExists | SqlError.SqlError> =>
+      Effect.gen(function*() {
         const rows = yield* sql<{ id: bigint }>`INSERT INTO admin.operator (account, password_hash)
           VALUES (${account}, ${passwordHash}) ON CONFLICT (account) DO NOTHING RETURNING id`
         if (rows.length === 0) return yield* new AccountExists({ account })
         return Number(rows[0]!.id)
-      })),
+      }),
 
     /** The first process to ask writes a fresh random key; every later one (and every restart) reads it. */
-    signingKey: (): Effect.Effect<string, ApiFailure<503>> =>
-      orAway(Effect.gen(function*() {
+    signingKey: (): Effect.Effect<string, SqlError.SqlError> =>
+      Effect.gen(function*() {
         yield* sql`INSERT INTO admin.signing_key (id, secret) VALUES (1, ${randomBytes(32).toString("base64url")})
           ON CONFLICT (id) DO NOTHING`
         const [row] = yield* sql<{ secret: string }>`SELECT secret FROM admin.signing_key WHERE id = 1`
         return row!.secret
-      }))
+      })
   }
 })
 

@@ -1,9 +1,8 @@
 // The queries behind recon_service's routes: one method per route, on the recon tables, each
-// failing with the envelope error it answers with. Writes that the worker must see at once
-// also NOTIFY the `recon_changes` channel with the table's name.
+// failing with what happened (the errors below) or the SqlError; src/http turns both into
+// envelopes. Writes that the worker must see at once also NOTIFY `recon_changes` with the table's name.
 import { Context, Effect, Layer, Schema } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
-import { ApiFailure, fail } from "../http/Envelope.ts"
+import { SqlClient, SqlError } from "effect/sql"
 import { decodeRows } from "./Codecs.ts"
 import { DecisionRow, DeviceRow, PhoneRow, RegistrationRow, SmsDetailRow, SmsRow, TemplateRow } from "../domain/Records.ts"
 import type { PushFormat, SmsStatus } from "../domain/Records.ts"
@@ -23,20 +22,80 @@ export interface PageOf<A> {
 }
 
 type Row<S extends Schema.Top> = S["Type"]
-type Failure<S extends 404 | 409 | 503> = ApiFailure<S>
+
+/** No SMS has this id. */
+export class SmsNotFound extends Schema.TaggedError<SmsNotFound>()("SmsNotFound", { smsId: Schema.Int }) {}
+
+/** The SMS is not in a status the change starts from (one of `expected`). */
+export class SmsStatusConflict extends Schema.TaggedError<SmsStatusConflict>()("SmsStatusConflict", { smsId: Schema.Int, status: Schema.String, expected: Schema.Array(Schema.String) }) {}
+
+/** A reset of an SMS whose money has moved or is moving (approving, approved). */
+export class SmsMoneyMoved extends Schema.TaggedError<SmsMoneyMoved>()("SmsMoneyMoved", { smsId: Schema.Int, status: Schema.String }) {}
+
+/** No deposit has this id. */
+export class DepositNotFound extends Schema.TaggedError<DepositNotFound>()("DepositNotFound", { depositId: Schema.Int }) {}
+
+/** The deposit chosen for an SMS is no longer pending. */
+export class DepositNotPending extends Schema.TaggedError<DepositNotPending>()("DepositNotPending", { depositId: Schema.Int, status: Schema.String }) {}
+
+/** The deposit chosen for an SMS is for another amount than the SMS (or the SMS has none). */
+export class AmountMismatch extends Schema.TaggedError<AmountMismatch>()("AmountMismatch", {
+  depositId: Schema.Int,
+  depositAmount: Schema.String,
+  smsAmount: Schema.NullOr(Schema.String)
+}) {}
+
+/** The deposit chosen for an SMS is already being approved (or approved) with another SMS. */
+export class DepositTaken extends Schema.TaggedError<DepositTaken>()("DepositTaken", { depositId: Schema.Int, smsId: Schema.Int }) {}
+
+/** No push registration has this id. */
+export class RegistrationNotFound extends Schema.TaggedError<RegistrationNotFound>()("RegistrationNotFound", { id: Schema.Int }) {}
+
+/** The device has a push registration already. */
+export class RegistrationExists extends Schema.TaggedError<RegistrationExists>()("RegistrationExists", { deviceId: Schema.String }) {}
+
+/** No template has this id. */
+export class TemplateNotFound extends Schema.TaggedError<TemplateNotFound>()("TemplateNotFound", { id: Schema.Int }) {}
+
+/** The bank has a template with this rule already. */
+export class TemplateExists extends Schema.TaggedError<TemplateExists>()("TemplateExists", { bank: Schema.String }) {}
+
+/** No whitelisted phone has this id. */
+export class PhoneNotFound extends Schema.TaggedError<PhoneNotFound>()("PhoneNotFound", { id: Schema.Int }) {}
+
+/** The phone number is whitelisted already. */
+export class DuplicatePhone extends Schema.TaggedError<DuplicatePhone>()("DuplicatePhone", { phone: Schema.String }) {}
+
+/** No device has this id. */
+export class DeviceNotFound extends Schema.TaggedError<DeviceNotFound>()("DeviceNotFound", { id: Schema.Int }) {}
+
+/** What a ReconStore method can fail with besides the SqlError. */
+export type ReconStoreError =
+  | SmsNotFound
+  | SmsStatusConflict
+  | SmsMoneyMoved
+  | DepositNotFound
+  | DepositNotPending
+  | AmountMismatch
+  | DepositTaken
+  | RegistrationNotFound
+  | RegistrationExists
+  | TemplateNotFound
+  | TemplateExists
+  | PhoneNotFound
+  | DuplicatePhone
+  | DeviceNotFound
 
 /** A lost or refused connection is the database being away (503); anything else is a defect (500). */
-export const isDatabaseAway = (error: SqlError.SqlError): boolean => error.reason._tag === "ConnectionError"
+export const isDatabaseAway = (error: SqlError.SqlError): boolean => error.reason instanceof SqlError.ConnectionError
   || /ECONNREFUSED|ECONNRESET|EPIPE|terminating connection|connection.*closed|the database system is/i.test(String(error.reason.cause ?? error.message))
 
-/** A lost connection fails as 503; any other SqlError is a defect (500, nothing leaked). */
-export const orAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError> | Failure<503>, R> =>
-  Effect.catch(effect, (error: E): Effect.Effect<never, Exclude<E, SqlError.SqlError> | Failure<503>> =>
-    (error as { _tag?: string })._tag !== "SqlError"
-      ? Effect.fail(error as Exclude<E, SqlError.SqlError>)
-      : isDatabaseAway(error as SqlError.SqlError)
-      ? Effect.fail(fail(503, "the database is unreachable"))
-      : Effect.die(error))
+/**
+ * The SqlError of the database being away stays a failure; any other is a defect (the query or
+ * the schema is wrong), so nothing of it reaches a caller.
+ */
+export const dieUnlessAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.catchIf(effect, (error) => SqlError.isSqlError(error) && !isDatabaseAway(error), Effect.die)
 
 /** The columns of an SMS record (DESIGN section 5), as SmsRow decodes them. */
 /** An amount as DESIGN section 4 writes it: "50000", "12.50" (no ".00" on whole won). */
@@ -101,23 +160,23 @@ const make = Effect.gen(function*() {
     columns: string,
     where: ReturnType<typeof sql.and>,
     paging: Paging
-  ): Effect.Effect<PageOf<Row<S>>, Failure<503>> => {
+  ): Effect.Effect<PageOf<Row<S>>, SqlError.SqlError> => {
     const page = paging.page ?? 1
     const size = paging.page_size ?? 20
-    return orAway(Effect.gen(function*() {
+    return Effect.gen(function*() {
       const from = sql.literal(`recon.${table}`)
       const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM ${from} WHERE ${where}`
       const rows = yield* sql`SELECT ${sql.literal(columns)} FROM ${from} WHERE ${where}
         ORDER BY created_at DESC, id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`
       const items = yield* decodeRows(schema)(rows)
       return { items, total: Number(count?.total ?? 0), page, page_size: size }
-    }))
+    })
   }
 
-  const one = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S, what: string) =>
-  (rows: ReadonlyArray<unknown>): Effect.Effect<Row<S>, Failure<404>> =>
+  const one = <S extends Schema.Top & { readonly DecodingServices: never }, E>(schema: S, notFound: () => E) =>
+  (rows: ReadonlyArray<unknown>): Effect.Effect<Row<S>, E> =>
     rows.length === 0
-      ? Effect.fail(fail(404, `${what} not found`))
+      ? Effect.fail(notFound())
       : Effect.map(decodeRows(schema)(rows), (items) => items[0]!)
 
   const notify = (table: string) => sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${table})`
@@ -132,26 +191,20 @@ const make = Effect.gen(function*() {
       ]), p),
 
     addRegistration: (r: NewRegistration) =>
-      orAway(sql.withTransaction(Effect.gen(function*() {
+      sql.withTransaction(Effect.gen(function*() {
         yield* sql`INSERT INTO recon.shooter_device (device_id, name) VALUES (${r.device_id}, ${r.name ?? null})
                    ON CONFLICT (device_id) DO NOTHING`
         const rows = yield* sql`INSERT INTO recon.shooter_push (device_id, name, format, secret, api_url, silence_alert_s)
           VALUES (${r.device_id}, ${r.name ?? null}, ${r.format}, ${r.secret ?? null}, ${r.api_url ?? null}, ${r.silence_alert_s ?? null})
           ON CONFLICT (device_id) DO NOTHING
           RETURNING ${sql.literal(registrationColumns)}`
-        if (rows.length === 0) return yield* fail(409, `device ${r.device_id} already has a registration`)
+        if (rows.length === 0) return yield* new RegistrationExists({ deviceId: r.device_id })
         yield* notify("shooter_push")
         const [row] = yield* decodeRows(RegistrationRow)(rows)
         return row!
-      }))),
+      })),
 
-    deleteRegistration: (id: number) =>
-      orAway(sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<{ id: bigint }>`DELETE FROM recon.shooter_push WHERE id = ${id} RETURNING id`
-        if (rows.length === 0) return yield* fail(404, `registration ${id} not found`)
-        yield* notify("shooter_push")
-        return { id }
-      }))),
+    deleteRegistration: (id: number) => deleteById("shooter_push", () => new RegistrationNotFound({ id }), id),
 
     listTemplates: (p: Paging & { readonly bank?: string | null | undefined }) =>
       listPage(TemplateRow, "shooter_template_recharge", "id, bank, sender, sample, rule, rule_source, created_at", sql.and([
@@ -159,18 +212,18 @@ const make = Effect.gen(function*() {
       ]), p),
 
     addTemplate: (t: NewTemplate) =>
-      orAway(Effect.gen(function*() {
+      Effect.gen(function*() {
         const rows = yield* sql`INSERT INTO recon.shooter_template_recharge (bank, sender, sample, rule, rule_source)
           VALUES (${t.bank}, ${t.sender}, ${t.sample}, ${t.rule}, ${t.rule_source})
           ON CONFLICT (bank, md5(rule)) DO NOTHING
           RETURNING id, bank, sender, sample, rule, rule_source, created_at`
-        if (rows.length === 0) return yield* fail(409, `bank ${t.bank} already has a template with this rule`)
+        if (rows.length === 0) return yield* new TemplateExists({ bank: t.bank })
         yield* notify("shooter_template_recharge")
         const [row] = yield* decodeRows(TemplateRow)(rows)
         return row!
-      })),
+      }),
 
-    deleteTemplate: (id: number) => deleteById("shooter_template_recharge", "template", id),
+    deleteTemplate: (id: number) => deleteById("shooter_template_recharge", () => new TemplateNotFound({ id }), id),
 
     listPhones: (p: Paging & { readonly keyword?: string | null | undefined }) =>
       listPage(PhoneRow, "shooter_phone", "id, phone, bank, note, created_at", sql.and([
@@ -180,16 +233,16 @@ const make = Effect.gen(function*() {
       ]), p),
 
     addPhone: (phone: string, bank: string | null, note: string | null) =>
-      orAway(Effect.gen(function*() {
+      Effect.gen(function*() {
         const rows = yield* sql`INSERT INTO recon.shooter_phone (phone, bank, note) VALUES (${phone}, ${bank}, ${note})
           ON CONFLICT (phone) DO NOTHING RETURNING id, phone, bank, note, created_at`
-        if (rows.length === 0) return yield* fail(409, `phone ${phone} is already whitelisted`)
+        if (rows.length === 0) return yield* new DuplicatePhone({ phone })
         yield* notify("shooter_phone")
         const [row] = yield* decodeRows(PhoneRow)(rows)
         return row!
-      })),
+      }),
 
-    deletePhone: (id: number) => deleteById("shooter_phone", "phone", id),
+    deletePhone: (id: number) => deleteById("shooter_phone", () => new PhoneNotFound({ id }), id),
 
     listSms: (f: SmsFilter) =>
       listPage(SmsRow, "shooter_sms", smsColumns, sql.and([
@@ -202,8 +255,8 @@ const make = Effect.gen(function*() {
       ]), f),
 
     getSms: (id: number) =>
-      orAway(Effect.gen(function*() {
-        const row = yield* one(SmsDetailRow, `sms ${id}`)(yield* sql`SELECT ${sql.literal(smsColumns)}, duplicate_of,
+      Effect.gen(function*() {
+        const row = yield* one(SmsDetailRow, () => new SmsNotFound({ smsId: id }))(yield* sql`SELECT ${sql.literal(smsColumns)}, duplicate_of,
             parse_detail AS parse, match_detail AS match FROM recon.shooter_sms WHERE id = ${id}`)
         const decisions = yield* decodeRows(DecisionRow)(yield* sql`SELECT operator, action, deposit_id, from_status, to_status,
             decided_at FROM recon.sms_decision WHERE sms_id = ${id} ORDER BY id`)
@@ -211,18 +264,18 @@ const make = Effect.gen(function*() {
         // The people's decisions sit beside what the worker found; the record's own fields stay as they are.
         const found = row.match === null ? {} : typeof row.match === "object" && !Array.isArray(row.match) ? row.match : { detail: row.match }
         return { ...row, match: { ...found, decisions } }
-      })),
+      }),
 
     resetSms: (id: number) =>
       changeSmsStatus(id, (status) =>
         status === "approving" || status === "approved"
-          ? `sms ${id} is ${status}: money has moved or is moving, it cannot be reset`
+          ? new SmsMoneyMoved({ smsId: id, status })
           : undefined, sql`status = 'received', bank = NULL, payer_name = NULL, amount = NULL, deposit_id = NULL,
             template_id = NULL, parse_detail = NULL, match_detail = NULL, duplicate_of = NULL`),
 
     checkSms: (id: number, result: "pass" | "reject", operator: string | null = null) =>
       changeSmsStatus(id, (status) =>
-        status === "need_check" ? undefined : `sms ${id} is ${status}, not need_check`,
+        status === "need_check" ? undefined : new SmsStatusConflict({ smsId: id, status, expected: ["need_check"] }),
         result === "pass"
           ? sql`status = 'received', check_result = 'pass', checked_at = now()`
           : sql`status = 'rejected', check_result = 'reject', checked_at = now()`,
@@ -234,25 +287,25 @@ const make = Effect.gen(function*() {
      * kept, and the review flags this SMS set are cleared where no other open review holds them.
      */
     resolveSms: (r: Resolution) =>
-      orAway(sql.withTransaction(Effect.gen(function*() {
+      sql.withTransaction(Effect.gen(function*() {
         const [sms] = yield* sql<{ status: SmsStatus; amount: string | null; payer_name: string | null; match: unknown }>`
           SELECT status, amount::text AS amount, payer_name, match_detail AS match FROM recon.shooter_sms WHERE id = ${r.id} FOR UPDATE`
-        if (sms === undefined) return yield* fail(404, `sms ${r.id} not found`)
+        if (sms === undefined) return yield* new SmsNotFound({ smsId: r.id })
         if (sms.status !== "manual_review" && sms.status !== "unmatched") {
-          return yield* fail(409, `sms ${r.id} is ${sms.status}, not manual_review or unmatched`)
+          return yield* new SmsStatusConflict({ smsId: r.id, status: sms.status, expected: ["manual_review", "unmatched"] })
         }
         const chosen = r.action === "approve" ? r.deposit_id : null
         if (chosen !== null) {
           const [deposit] = yield* sql<{ status: string; amount: string }>`SELECT status, amount::text AS amount
             FROM recon.deposit WHERE id = ${chosen} FOR UPDATE`
-          if (deposit === undefined) return yield* fail(404, `deposit ${chosen} not found`)
-          if (deposit.status !== "pending") return yield* fail(409, `deposit ${chosen} is ${deposit.status}, not pending`)
+          if (deposit === undefined) return yield* new DepositNotFound({ depositId: chosen })
+          if (deposit.status !== "pending") return yield* new DepositNotPending({ depositId: chosen, status: deposit.status })
           if (sms.amount === null || deposit.amount !== sms.amount) {
-            return yield* fail(409, `deposit ${chosen} is for ${deposit.amount}, the SMS for ${sms.amount ?? "no amount"}`)
+            return yield* new AmountMismatch({ depositId: chosen, depositAmount: deposit.amount, smsAmount: sms.amount })
           }
           const [other] = yield* sql<{ id: bigint }>`SELECT id FROM recon.shooter_sms
             WHERE deposit_id = ${chosen} AND status IN ('approving', 'approved') AND id <> ${r.id} LIMIT 1`
-          if (other !== undefined) return yield* fail(409, `deposit ${chosen} is already being approved with sms ${other.id}`)
+          if (other !== undefined) return yield* new DepositTaken({ depositId: chosen, smsId: Number(other.id) })
         }
         const rows = yield* sql`UPDATE recon.shooter_sms
           SET status = ${chosen === null ? "rejected" : "approving"}, deposit_id = ${chosen}, updated_at = now()
@@ -262,7 +315,7 @@ const make = Effect.gen(function*() {
         yield* clearReviewFlags(r.id, sms, chosen)
         yield* notify("shooter_sms")
         return row!
-      }))),
+      })),
 
     listDevices: (p: Paging & { readonly trusted?: boolean | null | undefined }) =>
       listPage(DeviceRow, "shooter_device", "id, device_id, name, trusted, last_seen_at, sms_count, created_at", sql.and([
@@ -270,25 +323,25 @@ const make = Effect.gen(function*() {
       ]), p),
 
     trustDevice: (id: number, trusted: boolean) =>
-      orAway(sql.withTransaction(Effect.gen(function*() {
+      sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql`UPDATE recon.shooter_device SET trusted = ${trusted} WHERE id = ${id}
           RETURNING id, device_id, name, trusted, last_seen_at, sms_count, created_at`
         if (rows.length > 0) yield* notify("shooter_device")
-        return yield* one(DeviceRow, `device ${id}`)(rows)
-      }))),
+        return yield* one(DeviceRow, () => new DeviceNotFound({ id }))(rows)
+      })),
 
     deleteDevice: (id: number) =>
-      orAway(sql.withTransaction(Effect.gen(function*() {
+      sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql<{ device_id: string }>`DELETE FROM recon.shooter_device WHERE id = ${id} RETURNING device_id`
-        if (rows.length === 0) return yield* fail(404, `device ${id} not found`)
+        if (rows.length === 0) return yield* new DeviceNotFound({ id })
         // Its registrations go with it; its SMS history stays.
         yield* sql`DELETE FROM recon.shooter_push WHERE device_id = ${rows[0]!.device_id}`
         yield* notify("shooter_device")
         return { id }
-      }))),
+      })),
 
     topInfo: () =>
-      orAway(Effect.gen(function*() {
+      Effect.gen(function*() {
         // Kept by a trigger on shooter_sms (migration 0004): four rows, whatever the table's size.
         const rows = yield* sql<{ status: string; n: bigint }>`SELECT status, n FROM recon.sms_status_count`
         const count = (status: string) => Number(rows.find((row) => row.status === status)?.n ?? 0)
@@ -298,19 +351,19 @@ const make = Effect.gen(function*() {
           unmatched_sms_cnt: count("unmatched"),
           duplicate_sms_cnt: count("duplicate")
         }
-      })),
+      }),
 
     /** true while the database answers. */
     ping: () => sql`SELECT 1`.pipe(Effect.timeout("3 seconds"), Effect.as(true), Effect.orElseSucceed(() => false))
   }
 
-  function deleteById(table: string, what: string, id: number) {
-    return orAway(sql.withTransaction(Effect.gen(function*() {
+  function deleteById<E>(table: string, notFound: () => E, id: number) {
+    return sql.withTransaction(Effect.gen(function*() {
       const rows = yield* sql`DELETE FROM ${sql.literal(`recon.${table}`)} WHERE id = ${id} RETURNING id`
-      if (rows.length === 0) return yield* fail(404, `${what} ${id} not found`)
+      if (rows.length === 0) return yield* Effect.fail(notFound())
       yield* notify(table)
       return { id }
-    })))
+    }))
   }
 
   function decide(smsId: number, operator: string | null, action: "pass" | "reject" | "approve", depositId: number | null, from: SmsStatus, to: SmsStatus) {
@@ -342,24 +395,24 @@ const make = Effect.gen(function*() {
     })
   }
 
-  function changeSmsStatus(
+  function changeSmsStatus<E>(
     id: number,
-    refuse: (status: string) => string | undefined,
+    refuse: (status: string) => E | undefined,
     set: ReturnType<typeof sql.and>,
     record?: (row: typeof SmsRow.Type) => Effect.Effect<unknown, SqlError.SqlError>
   ) {
-    return orAway(sql.withTransaction(Effect.gen(function*() {
+    return sql.withTransaction(Effect.gen(function*() {
       const current = yield* sql<{ status: string }>`SELECT status FROM recon.shooter_sms WHERE id = ${id} FOR UPDATE`
-      if (current.length === 0) return yield* fail(404, `sms ${id} not found`)
+      if (current.length === 0) return yield* new SmsNotFound({ smsId: id })
       const refusal = refuse(current[0]!.status)
-      if (refusal !== undefined) return yield* fail(409, refusal)
+      if (refusal !== undefined) return yield* Effect.fail(refusal)
       const rows = yield* sql`UPDATE recon.shooter_sms SET ${set}, updated_at = now() WHERE id = ${id}
         RETURNING ${sql.literal(smsColumns)}`
       const [row] = yield* decodeRows(SmsRow)(rows)
       if (record !== undefined) yield* record(row!)
       yield* notify("shooter_sms")
       return row!
-    })))
+    }))
   }
 })
 

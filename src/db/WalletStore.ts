@@ -3,12 +3,7 @@
 // reading a balance.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
-import { amountText } from "./ReconStore.ts"
-
-/** No deposit has this id. */
-export class DepositNotFound extends Schema.TaggedError<DepositNotFound>()("DepositNotFound", {
-  depositId: Schema.Int
-}) {}
+import { amountText, DepositNotFound } from "./ReconStore.ts"
 
 /** No player has this id. */
 export class PlayerNotFound extends Schema.TaggedError<PlayerNotFound>()("PlayerNotFound", {
@@ -19,6 +14,9 @@ export class PlayerNotFound extends Schema.TaggedError<PlayerNotFound>()("Player
 export class AgreeConflict extends Schema.TaggedError<AgreeConflict>()("AgreeConflict", {
   detail: Schema.String
 }) {}
+
+/** What a WalletStore method can fail with besides the SqlError. */
+export type WalletStoreError = DepositNotFound | PlayerNotFound | AgreeConflict
 
 export interface Agreed {
   readonly depositId: number

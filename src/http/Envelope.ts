@@ -30,6 +30,9 @@ export type ErrorStatus = keyof typeof messages
 /** The detail of the 404 for a path no route serves (a client tells it from an unknown id by it). */
 export const NO_SUCH_ROUTE = "no such route"
 
+/** The detail of the 503 while the database is away (and of the websockets' `unavailable` messages). */
+export const DATABASE_AWAY = "the database is unreachable"
+
 /** A failed request: answered with HTTP `status` and the envelope `{status, msg, data}`. */
 export class ApiFailure<S extends ErrorStatus = ErrorStatus> extends Data.TaggedError("ApiFailure")<{
   readonly status: S

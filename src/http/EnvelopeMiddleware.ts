@@ -2,21 +2,18 @@
 // framework answers on its own (unknown route, schema violation, body too large, defect) into
 // the envelope, so no response leaks internals or leaves the contract's shape.
 import { ByteSize, Cause, Effect } from "effect"
-import { HttpIncomingMessage, HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { SchemaIssue } from "effect"
+import { SqlError } from "effect/sql"
 import { isDatabaseAway } from "../db/ReconStore.ts"
-import type { SqlError } from "effect/sql"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
-import { ApiFailure, envelopeResponse, type ErrorStatus, type Issue, messages, NO_SUCH_ROUTE } from "./Envelope.ts"
+import { ApiFailure, DATABASE_AWAY, envelopeResponse, type ErrorStatus, type Issue, messages, NO_SUCH_ROUTE } from "./Envelope.ts"
 
 const respond = (status: ErrorStatus, detail?: string, issues: ReadonlyArray<Issue> = []) =>
   envelopeResponse(status, { status, msg: messages[status], data: detail === undefined ? null : { detail, issues } })
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
-const tagOf = (u: unknown): string | undefined =>
-  typeof u === "object" && u !== null && "_tag" in u ? String((u as { _tag: unknown })._tag) : undefined
 
 /** The envelope for an error the framework or a defect produced, or undefined when it is not ours to answer. */
 const fromError = (error: unknown): HttpServerResponse.HttpServerResponse | undefined => {
@@ -29,14 +26,14 @@ const fromError = (error: unknown): HttpServerResponse.HttpServerResponse | unde
     }))
     return respond(400, issues.length === 1 ? issues[0]!.message : "the request does not match the schema", issues)
   }
-  if (tagOf(error) === "HttpServerError") {
-    const reason = (error as { reason: { _tag: string; reason?: string } }).reason
-    if (reason._tag === "RouteNotFound") return respond(404, NO_SUCH_ROUTE)
-    if (reason._tag === "RequestParseError") {
+  if (HttpServerError.isHttpServerError(error)) {
+    const reason = error.reason
+    if (reason instanceof HttpServerError.RouteNotFound) return respond(404, NO_SUCH_ROUTE)
+    if (reason instanceof HttpServerError.RequestParseError) {
       return reason.reason === "BodyTooLarge" ? respond(413, `the body is over ${MAX_BODY_BYTES} bytes`) : respond(400, "the body could not be read")
     }
   }
-  if (tagOf(error) === "SqlError" && isDatabaseAway(error as SqlError.SqlError)) return respond(503, "the database is unreachable")
+  if (SqlError.isSqlError(error) && isDatabaseAway(error)) return respond(503, DATABASE_AWAY)
   return undefined
 }
 

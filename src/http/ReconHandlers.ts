@@ -7,6 +7,7 @@ import { normalizePhone } from "../domain/Phone.ts"
 import type { Registration } from "../domain/Records.ts"
 import { validateRule } from "../domain/TemplateRule.ts"
 import { fail, ok } from "./Envelope.ts"
+import { answered } from "./Failures.ts"
 import { ReconApi } from "./ReconApi.ts"
 
 /** The webhook a phone posts to: the worker's push listener, per device. */
@@ -27,16 +28,16 @@ export const reconHandlers = (pushPublicUrl: string) => {
     const store = yield* ReconStore
     return handlers
       .handle("list", ({ payload }) =>
-        store.listRegistrations(payload).pipe(Effect.map((page) => ok({ ...page, items: page.items.map(webhook) }))))
-      .handle("addDevice", ({ payload }) => store.addRegistration(payload).pipe(Effect.map((row) => ok(webhook(row)))))
-      .handle("delete", ({ payload }) => store.deleteRegistration(payload.id).pipe(Effect.map(ok)))
+        store.listRegistrations(payload).pipe(Effect.map((page) => ok({ ...page, items: page.items.map(webhook) })), answered))
+      .handle("addDevice", ({ payload }) => store.addRegistration(payload).pipe(Effect.map((row) => ok(webhook(row))), answered))
+      .handle("delete", ({ payload }) => store.deleteRegistration(payload.id).pipe(Effect.map(ok), answered))
   }))
 
   const template = HttpApiBuilder.group(ReconApi, "template", Effect.fn(function*(handlers) {
     const store = yield* ReconStore
     const llm = yield* LlmClient
     return handlers
-      .handle("list", ({ payload }) => store.listTemplates(payload).pipe(Effect.map(ok)))
+      .handle("list", ({ payload }) => store.listTemplates(payload).pipe(Effect.map(ok), answered))
       .handle("add", Effect.fn(function*({ payload }) {
         const sender = payload.sender ?? null
         const rule = payload.rule ?? undefined
@@ -58,31 +59,31 @@ export const reconHandlers = (pushPublicUrl: string) => {
           rule: generated.source,
           rule_source: "ai"
         }))
-      }))
-      .handle("delete", ({ payload }) => store.deleteTemplate(payload.id).pipe(Effect.map(ok)))
+      }, answered))
+      .handle("delete", ({ payload }) => store.deleteTemplate(payload.id).pipe(Effect.map(ok), answered))
   }))
 
   const phone = HttpApiBuilder.group(ReconApi, "phone", Effect.fn(function*(handlers) {
     const store = yield* ReconStore
     return handlers
-      .handle("list", ({ payload }) => store.listPhones(payload).pipe(Effect.map(ok)))
+      .handle("list", ({ payload }) => store.listPhones(payload).pipe(Effect.map(ok), answered))
       .handle("add", Effect.fn(function*({ payload }) {
         const number = normalizePhone(payload.phone)
         if (number === undefined) {
           return yield* fail(400, "phone is not a phone number", [{ path: ["phone"], message: "expected a phone number" }])
         }
         return ok(yield* store.addPhone(number, payload.bank ?? null, payload.note ?? null))
-      }))
-      .handle("delete", ({ payload }) => store.deletePhone(payload.id).pipe(Effect.map(ok)))
+      }, answered))
+      .handle("delete", ({ payload }) => store.deletePhone(payload.id).pipe(Effect.map(ok), answered))
   }))
 
   const sms = HttpApiBuilder.group(ReconApi, "sms", Effect.fn(function*(handlers) {
     const store = yield* ReconStore
     return handlers
-      .handle("list", ({ payload }) => store.listSms(payload).pipe(Effect.map(ok)))
-      .handle("get", ({ payload }) => store.getSms(payload.id).pipe(Effect.map(ok)))
-      .handle("reset", ({ payload }) => store.resetSms(payload.id).pipe(Effect.map(ok)))
-      .handle("check", ({ payload }) => store.checkSms(payload.id, payload.result, payload.operator ?? null).pipe(Effect.map(ok)))
+      .handle("list", ({ payload }) => store.listSms(payload).pipe(Effect.map(ok), answered))
+      .handle("get", ({ payload }) => store.getSms(payload.id).pipe(Effect.map(ok), answered))
+      .handle("reset", ({ payload }) => store.resetSms(payload.id).pipe(Effect.map(ok), answered))
+      .handle("check", ({ payload }) => store.checkSms(payload.id, payload.result, payload.operator ?? null).pipe(Effect.map(ok), answered))
       .handle("resolve", Effect.fn(function*({ payload }) {
         const depositId = payload.deposit_id ?? null
         if ((payload.action === "approve") !== (depositId !== null)) {
@@ -91,20 +92,20 @@ export const reconHandlers = (pushPublicUrl: string) => {
           ])
         }
         return ok(yield* store.resolveSms({ id: payload.id, action: payload.action, deposit_id: depositId, operator: payload.operator }))
-      }))
+      }, answered))
   }))
 
   const device = HttpApiBuilder.group(ReconApi, "device", Effect.fn(function*(handlers) {
     const store = yield* ReconStore
     return handlers
-      .handle("list", ({ payload }) => store.listDevices(payload).pipe(Effect.map(ok)))
-      .handle("trust", ({ payload }) => store.trustDevice(payload.id, payload.trusted ?? true).pipe(Effect.map(ok)))
-      .handle("delete", ({ payload }) => store.deleteDevice(payload.id).pipe(Effect.map(ok)))
+      .handle("list", ({ payload }) => store.listDevices(payload).pipe(Effect.map(ok), answered))
+      .handle("trust", ({ payload }) => store.trustDevice(payload.id, payload.trusted ?? true).pipe(Effect.map(ok), answered))
+      .handle("delete", ({ payload }) => store.deleteDevice(payload.id).pipe(Effect.map(ok), answered))
   }))
 
   const stats = HttpApiBuilder.group(ReconApi, "stats", Effect.fn(function*(handlers) {
     const store = yield* ReconStore
-    return handlers.handle("topInfo", () => store.topInfo().pipe(Effect.map(ok)))
+    return handlers.handle("topInfo", () => store.topInfo().pipe(Effect.map(ok), answered))
   }))
 
   return Layer.mergeAll(pushsvc, template, phone, sms, device, stats)

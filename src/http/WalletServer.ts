@@ -4,10 +4,11 @@ import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { HttpSettings, WalletSettings } from "../config/AppConfig.ts"
-import { orAway, ReconStore } from "../db/ReconStore.ts"
+import { ReconStore } from "../db/ReconStore.ts"
 import { WalletStore } from "../db/WalletStore.ts"
-import { fail, ok } from "./Envelope.ts"
+import { ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
+import { answered } from "./Failures.ts"
 import { nodeServer } from "./NodeServer.ts"
 import { HealthRoute } from "./ReconServer.ts"
 import { CallerAuthLive } from "./TokenAuth.ts"
@@ -17,17 +18,14 @@ const walletHandlers = HttpApiBuilder.group(WalletApi, "wallet", Effect.fn(funct
   const store = yield* WalletStore
   return handlers
     .handle("agree", ({ payload }) =>
-      orAway(store.agree(payload.deposit_id, payload.sms_id ?? null)).pipe(
+      store.agree(payload.deposit_id, payload.sms_id ?? null).pipe(
         Effect.map(({ depositId, replayed }) => ok({ deposit_id: depositId, status: "approved" as const, replayed })),
-        Effect.catchTags({
-          DepositNotFound: (e) => Effect.fail(fail(404, `deposit ${e.depositId} not found`)),
-          AgreeConflict: (e) => Effect.fail(fail(409, e.detail))
-        })
+        answered
       ))
     .handle("balance", ({ query }) =>
-      orAway(store.balance(query.player_id)).pipe(
+      store.balance(query.player_id).pipe(
         Effect.map((balance) => ok({ player_id: query.player_id, balance })),
-        Effect.catchTag("PlayerNotFound", (e) => Effect.fail(fail(404, `player ${e.playerId} not found`)))
+        answered
       ))
 }))
 
