@@ -1,7 +1,7 @@
 // The worker's loop health for the dashboard: admin reads WORKER_HEALTH_URL + /health/ready (200
 // ready, 503 not ready, the same JSON either way) so the browser needs no cross-origin call.
 import { Context, Duration, Effect, Layer } from "effect"
-import { FetchHttpClient, HttpClient, HttpClientResponse } from "effect/http"
+import { HttpClient, HttpClientResponse } from "effect/http"
 import { HeartbeatJson } from "../health/Heartbeat.ts"
 import type { WorkerHealthData } from "./AdminApi.ts"
 
@@ -38,5 +38,5 @@ export class WorkerHealth extends Context.Service<WorkerHealth, {
           )
         }
       })
-    ).pipe(Layer.provide(FetchHttpClient.layer))
+    )
 }
