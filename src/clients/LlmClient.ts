@@ -148,7 +148,7 @@ export class LlmClient extends Context.Service<LlmClient, {
                 reason: failure._tag === "UpstreamTimeout"
                   ? "gateway did not answer within 30 s"
                   : failure._tag === "UpstreamUnreachable"
-                  ? `gateway unreachable: ${clip(failure.description, 160)}`
+                  ? `gateway unreachable (${failure.kind})`
                   : failure._tag === "UpstreamStatus"
                   ? `gateway answered HTTP ${failure.status}: ${scrub(excerpt(failure.body))}`
                   : `gateway answer is not a chat completion: ${scrub(excerpt(failure.body))}`

@@ -51,12 +51,11 @@ export const describeFailure = (service: string, error: unknown, timeout: Durati
 export class UpstreamTimeout extends Schema.TaggedError<UpstreamTimeout>()("UpstreamTimeout", {}) {}
 
 /**
- * The request got no answer (or its body broke off). `kind` (`TransportError`, …) is safe to show;
- * `description` names the method and URL: never show it where the URL carries a secret.
+ * The request got no answer (or its body broke off). Only the kind (`TransportError`, …) is kept:
+ * the platform's message names the URL, which may carry a token.
  */
 export class UpstreamUnreachable extends Schema.TaggedError<UpstreamUnreachable>()("UpstreamUnreachable", {
-  kind: Schema.String,
-  description: Schema.String
+  kind: Schema.String
 }) {}
 
 /** A non-2xx answer of a client that `filterStatusOk`s; `body` may echo secrets: scrub and clip it. */
@@ -105,7 +104,7 @@ export const callJson = <S extends Schema.Constraint>(
           Effect.orElseSucceed(reason.response.text, () => ""),
           (body) => Effect.fail(new UpstreamStatus({ status: reason.response.status, body }))
         )
-        : Effect.fail(new UpstreamUnreachable({ kind: reason._tag, description: error.message }))
+        : Effect.fail(new UpstreamUnreachable({ kind: reason._tag }))
     }),
     Effect.timeoutOrElse({ duration: options.timeout, orElse: () => Effect.fail(new UpstreamTimeout()) })
   )

@@ -179,7 +179,7 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
       case "UpstreamTimeout":
         return new NocoBaseError({ step, status: null, detail: `no answer within ${Duration.format(requestTimeout)}` })
       case "UpstreamUnreachable":
-        return new NocoBaseError({ step, status: null, detail: `cannot reach ${base} (${failure.description})` })
+        return new NocoBaseError({ step, status: null, detail: `cannot reach ${base} (${failure.kind})` })
       case "UpstreamStatus":
         return new NocoBaseError({ step, status: failure.status, detail: errorMessage(failure.body) })
       case "UpstreamMalformed":

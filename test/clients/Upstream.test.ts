@@ -76,11 +76,12 @@ describe("Upstream.callJson", () => {
       assert.strictEqual(failure(yield* Fiber.join(fiber))._tag, "UpstreamTimeout")
     }))
 
-  it.effect("no server is UpstreamUnreachable, its kind safe to show", () =>
+  it.effect("no server is UpstreamUnreachable, its kind kept and never the URL", () =>
     Effect.gen(function*() {
       const error = failure(yield* Effect.exit(call("http://127.0.0.1:1/api")))
       assert.strictEqual(error._tag, "UpstreamUnreachable")
       if (error._tag === "UpstreamUnreachable") assert.strictEqual(error.kind, "TransportError")
+      assert.notInclude(`${error.message} ${JSON.stringify(error)} ${String(error)}`, "127.0.0.1:1", "the URL may carry a token")
     }))
 
   it.effect("runs on whatever HttpClient the layer graph gives", () =>
