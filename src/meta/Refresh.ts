@@ -6,7 +6,7 @@
 // cache (stale page nodes) and/or restarts the application (anything else), waits and checks again.
 import { Clock, Console, Duration, Effect, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import { callJson, type UpstreamFailure } from "../clients/Upstream.ts"
+import { callJson, clip, type UpstreamFailure } from "../clients/Upstream.ts"
 import type { RepairRun } from "./Doctor.ts"
 import { getPath, getString, isJsonObject, type Json, keepNumberText, parseJson, type Path, sameJson, showJson } from "./Json.ts"
 import { isSynchronised } from "./Rules.ts"
@@ -144,7 +144,7 @@ const decodeErrors = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Str
 const errorMessage = (text: string): string => {
   const errors = decodeErrors(text)
   if (errors._tag === "Some") return errors.value.errors[0].message
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text === "" ? "(empty body)" : text
+  return text === "" ? "(empty body)" : clip(text, 200)
 }
 
 /** The node with `x-uid` `uid` in a served schema tree (`properties` nest the children). */
