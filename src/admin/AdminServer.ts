@@ -1,7 +1,7 @@
 // admin_service (DESIGN section 7): the admin API, the top-info websocket and the dashboard on one
 // port. Everything else, the removed compatibility paths included, is the unknown-route 404.
 import { Effect, Layer } from "effect"
-import { HttpRouter, type HttpServer } from "effect/http"
+import { FetchHttpClient, HttpRouter, type HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { ReconClient } from "../clients/ReconClient.ts"
 import type { AdminSettings, HttpSettings } from "../config/AppConfig.ts"
@@ -32,7 +32,8 @@ const adminServices = (settings: AdminSettings) =>
       ReconClient.layer({ baseUrl: settings.reconUrl, token: settings.reconToken }),
       SessionTokens.layer
     )),
-    Layer.provideMerge(AdminStore.layer)
+    Layer.provideMerge(AdminStore.layer),
+    Layer.provide(FetchHttpClient.layer)
   )
 
 const routes = (settings: AdminSettings) =>

@@ -1,7 +1,7 @@
-// Operator session tokens: short-lived JWTs (HS256) carrying the operator's id, account and
-// expiry, signed with the key in admin.signing_key so every admin process accepts every other's.
+// Operator session tokens: short-lived JWTs (HS256, by jose) carrying the operator's id, account
+// and expiry, signed with the key in admin.signing_key so every admin process accepts every other's.
 import { Clock, Context, Duration, Effect, Layer, Schema } from "effect"
-import { createHmac, timingSafeEqual } from "node:crypto"
+import { errors, jwtVerify, SignJWT } from "jose"
 import { AdminStore } from "../db/AdminStore.ts"
 
 export const TTL = Duration.minutes(15)
@@ -17,8 +17,8 @@ export class TokenRejected extends Schema.TaggedError<TokenRejected>()("TokenRej
   reason: Schema.Literals(["missing", "invalid", "expired"])
 }) {}
 
-/** The only header this service writes or accepts: no `alg` negotiation, so no `none` or key confusion. */
-const HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url")
+/** The only algorithm this service signs with or accepts: no `alg` negotiation, so no `none` or key confusion. */
+const ALGORITHM = "HS256"
 
 const Claims = Schema.Struct({
   sub: Schema.String.check(Schema.isPattern(/^[1-9]\d{0,15}$/)),
@@ -26,7 +26,7 @@ const Claims = Schema.Struct({
   iat: Schema.Int,
   exp: Schema.Int
 })
-const decodeClaims = Schema.decodeUnknownOption(Schema.fromJsonString(Claims))
+const decodeClaims = Schema.decodeUnknownOption(Claims)
 
 export interface SessionTokensShape {
   readonly issue: (operator: { readonly id: number; readonly account: string }) => Effect.Effect<string>
@@ -36,39 +36,38 @@ export interface SessionTokensShape {
 /** Tokens signed with `secret`, valid for `ttl` from the moment they are issued (Effect's Clock). */
 export const makeSessionTokens = (secret: string, ttl: Duration.Input = TTL): SessionTokensShape => {
   const ttlMillis = Duration.toMillis(ttl)
-  const sign = (input: string) => createHmac("sha256", secret).update(input).digest()
+  const key = new TextEncoder().encode(secret)
+  const rejected = (reason: TokenRejected["reason"]) => new TokenRejected({ reason })
 
   return {
     issue: (operator) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        const claims = {
-          sub: String(operator.id),
-          acc: operator.account,
-          iat: Math.floor(now / 1000),
-          exp: Math.floor((now + ttlMillis) / 1000)
-        }
-        const body = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString("base64url")}`
-        return `${body}.${sign(body).toString("base64url")}`
-      }),
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.promise(() =>
+          new SignJWT({ acc: operator.account })
+            .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
+            .setSubject(String(operator.id))
+            .setIssuedAt(Math.floor(now / 1000))
+            .setExpirationTime(Math.floor((now + ttlMillis) / 1000))
+            .sign(key)
+        )),
 
     verify: (token) =>
       Effect.gen(function*() {
-        if (token === "") return yield* new TokenRejected({ reason: "missing" })
-        const [header, payload, signature, ...rest] = token.split(".")
-        if (header !== HEADER || payload === undefined || signature === undefined || rest.length > 0) {
-          return yield* new TokenRejected({ reason: "invalid" })
-        }
-        const expected = sign(`${header}.${payload}`)
-        const presented = Buffer.from(signature, "base64url")
-        if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
-          return yield* new TokenRejected({ reason: "invalid" })
-        }
-        const claims = decodeClaims(Buffer.from(payload, "base64url").toString("utf8"))
-        if (claims._tag === "None") return yield* new TokenRejected({ reason: "invalid" })
+        if (token === "") return yield* rejected("missing")
         const now = yield* Clock.currentTimeMillis
-        const expiresAt = claims.value.exp * 1000
-        if (now >= expiresAt) return yield* new TokenRejected({ reason: "expired" })
-        return { operatorId: Number(claims.value.sub), account: claims.value.acc, expiresAt }
+        // jose checks the signature first, then `exp` against the Clock's time; any other refusal is "invalid".
+        const { payload } = yield* Effect.tryPromise({
+          try: () => jwtVerify(token, key, {
+            algorithms: [ALGORITHM],
+            typ: "JWT",
+            currentDate: new Date(now),
+            requiredClaims: ["sub", "iat", "exp"]
+          }),
+          catch: (error) => rejected(error instanceof errors.JWTExpired ? "expired" : "invalid")
+        })
+        const claims = decodeClaims(payload)
+        if (claims._tag === "None") return yield* rejected("invalid")
+        return { operatorId: Number(claims.value.sub), account: claims.value.acc, expiresAt: claims.value.exp * 1000 }
       })
   }
 }

@@ -1,9 +1,10 @@
 // AI rule generation: asks an OpenAI-compatible chat-completions gateway for an RE2 template rule
 // and accepts only a rule that validates on the sample and matches no known non-deposit message.
-import { Context, Data, Duration, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { Context, Data, Duration, Effect, flow, Layer, Option, Redacted, Result, Schema } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { type CompiledRule, validateRule } from "../domain/TemplateRule.ts"
 import { normalizeSmsText } from "../domain/SmsText.ts"
+import { callJson, clip, scrubber } from "./Upstream.ts"
 
 export class RuleGenerationFailed extends Schema.TaggedError<RuleGenerationFailed>()("RuleGenerationFailed", {
   detail: Schema.String
@@ -72,11 +73,10 @@ const ChatCompletion = Schema.Struct({
     message: Schema.Struct({ content: Schema.optional(Schema.NullOr(Schema.String)) })
   }))
 })
-const decodeChatCompletion = Schema.decodeUnknownOption(Schema.fromJsonString(ChatCompletion))
+const ChatCompletionBody = Schema.fromJsonString(ChatCompletion)
 
 const decodeRuleAnswer = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ rule: Schema.String })))
 
-const clip = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max)}…`
 const excerpt = (body: string): string => clip(body.replace(/\s+/g, " ").trim(), 160)
 
 /** The rule in a model answer: JSON (bare, fenced or embedded), loosely escaped JSON, or a bare line. */
@@ -118,8 +118,8 @@ export class LlmClient extends Context.Service<LlmClient, {
   readonly enabled: boolean
   readonly generateRule: (input: GenerateRuleInput) => Effect.Effect<CompiledRule, RuleGenerationFailed>
 }>()("recon/clients/LlmClient") {
-  /** Enabled when `apiKey` is set (and not empty); brings its own fetch-based HTTP client. */
-  static readonly layer = (config: LlmClientConfig): Layer.Layer<LlmClient> =>
+  /** Enabled when `apiKey` is set (and not empty), on the HttpClient of the layer graph. */
+  static readonly layer = (config: LlmClientConfig): Layer.Layer<LlmClient, never, HttpClient.HttpClient> =>
     Layer.effect(
       LlmClient,
       Effect.gen(function*() {
@@ -130,38 +130,30 @@ export class LlmClient extends Context.Service<LlmClient, {
             generateRule: () => Effect.fail(new RuleGenerationFailed({ detail: "AI rule generation is off" }))
           })
         }
-        const client = yield* HttpClient.HttpClient
+        const client = (yield* HttpClient.HttpClient).pipe(
+          HttpClient.mapRequest(flow(HttpClientRequest.bearerToken(apiKey), HttpClientRequest.acceptJson)),
+          HttpClient.filterStatusOk
+        )
         const url = chatCompletionsUrl(config.baseUrl)
         // Belt and braces: a gateway may echo the key back in an error body.
-        const scrub = (text: string): string => text.replaceAll(Redacted.value(apiKey), "[redacted]")
+        const scrub = scrubber(Redacted.value(apiKey))
 
         const complete = (messages: ReadonlyArray<ChatMessage>): Effect.Effect<string, GatewayFailed> =>
           HttpClientRequest.post(url).pipe(
-            HttpClientRequest.bearerToken(apiKey),
-            HttpClientRequest.acceptJson,
             HttpClientRequest.bodyJsonUnsafe({ model: config.model, messages, temperature: 0 }),
-            client.execute,
-            Effect.flatMap((response) => Effect.map(response.text, (body) => ({ status: response.status, body }))),
-            Effect.timeoutOrElse({
-              duration: callTimeout,
-              orElse: () => Effect.fail(new GatewayFailed({ reason: "gateway did not answer within 30 s" }))
-            }),
-            Effect.catchTag(
-              "HttpClientError",
-              (error) => Effect.fail(new GatewayFailed({ reason: `gateway unreachable: ${clip(error.message, 160)}` }))
-            ),
-            Effect.flatMap(({ body, status }) => {
-              if (status < 200 || status >= 300) {
-                return Effect.fail(new GatewayFailed({ reason: `gateway answered HTTP ${status}: ${scrub(excerpt(body))}` }))
-              }
-              const decoded = decodeChatCompletion(body)
-              if (Option.isNone(decoded)) {
-                return Effect.fail(
-                  new GatewayFailed({ reason: `gateway answer is not a chat completion: ${scrub(excerpt(body))}` })
-                )
-              }
-              return Effect.succeed(decoded.value.choices[0].message.content ?? "")
-            })
+            (request) => callJson(client, request, { body: ChatCompletionBody, timeout: callTimeout }),
+            Effect.map(({ body }) => body.choices[0].message.content ?? ""),
+            Effect.mapError((failure) =>
+              new GatewayFailed({
+                reason: failure._tag === "UpstreamTimeout"
+                  ? "gateway did not answer within 30 s"
+                  : failure._tag === "UpstreamUnreachable"
+                  ? `gateway unreachable (${failure.kind})`
+                  : failure._tag === "UpstreamStatus"
+                  ? `gateway answered HTTP ${failure.status}: ${scrub(excerpt(failure.body))}`
+                  : `gateway answer is not a chat completion: ${scrub(excerpt(failure.body))}`
+              })
+            )
           )
 
         const generateRule = Effect.fn("LlmClient.generateRule")(
@@ -201,5 +193,5 @@ export class LlmClient extends Context.Service<LlmClient, {
 
         return LlmClient.of({ enabled: true, generateRule })
       })
-    ).pipe(Layer.provide(FetchHttpClient.layer))
+    )
 }

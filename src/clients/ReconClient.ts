@@ -3,7 +3,6 @@
 // a request about one SMS (400, 404, 409, 422) is a ReconRefused to pass on; every other failure
 // (down, slow, another error envelope, an unexpected body) becomes one ReconUnavailable.
 import { Cause, Context, Duration, Effect, Layer, Redacted, Schema } from "effect"
-import { FetchHttpClient } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import type { Sms as SmsRecord, SmsDetail as SmsDetailRecord, TopInfo } from "../domain/Records.ts"
 import { errorEnvelope } from "../http/Envelope.ts"
@@ -82,6 +81,6 @@ export class ReconClient extends Context.Service<ReconClient, {
           resolveSms: (payload) => answer<Sms, unknown, ReconRefused>(client.sms.resolve({ payload }), true)
         }
       })
-    ).pipe(Layer.provide([presentToken(Redacted.make(options.token)), FetchHttpClient.layer]))
+    ).pipe(Layer.provide(presentToken(Redacted.make(options.token))))
   }
 }

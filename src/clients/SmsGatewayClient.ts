@@ -1,7 +1,8 @@
 // SMS Gateway for Android (android-sms-gateway) 3rd-party API: the inbox export that makes a phone
 // re-send received messages through its `sms:received` webhook. Credentials ride in the api_url.
 import { Context, DateTime, Duration, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { callJson, clip, scrubber } from "./Upstream.ts"
 
 /** A failed export request. `reason` is safe to log: it never holds the URL or the credentials. */
 export class SmsGatewayExportFailed extends Schema.TaggedError<SmsGatewayExportFailed>()("SmsGatewayExportFailed", {
@@ -65,48 +66,42 @@ const routeOf = (base: URL, path: string): URL => {
   return url
 }
 
-const GatewayErrorBody = Schema.fromJsonString(Schema.Struct({ message: Schema.String }))
-const decodeGatewayError = Schema.decodeUnknownOption(GatewayErrorBody)
-
-const clip = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max)}…`
+/** The gateway's error body: `{"message": …}`. */
+const decodeGatewayError = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ message: Schema.String })))
 
 export class SmsGatewayClient extends Context.Service<SmsGatewayClient, {
   /** Asks the gateway at `apiUrl` to re-send the phone's inbox of [since, until] (success: 2xx, documented 202). */
   readonly exportInbox: (apiUrl: string, request: ExportRequest) => Effect.Effect<void, SmsGatewayExportFailed>
 }>()("recon/clients/SmsGatewayClient") {
-  /** Built from the ambient HttpClient (the worker provides the fetch client). */
+  /** Built from the HttpClient of the layer graph (the worker's fetch client). */
   static readonly make = Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
+    const client = (yield* HttpClient.HttpClient).pipe(HttpClient.filterStatusOk)
 
+    /** One export request: its status when not 2xx, else nothing (the body of a 2xx is not read for meaning). */
     const post = (endpoint: GatewayEndpoint, path: string, request: ExportRequest) => {
-      const secret = Option.map(endpoint.credentials, (c) => Redacted.value(c.password))
-      const scrub = (text: string) =>
-        Option.match(secret, { onNone: () => text, onSome: (s) => s === "" ? text : text.replaceAll(s, "[redacted]") })
-      let httpRequest = HttpClientRequest.post(routeOf(endpoint.base, path)).pipe(
+      const scrub = scrubber(Option.match(endpoint.credentials, { onNone: () => "", onSome: (c) => Redacted.value(c.password) }))
+      const httpRequest = HttpClientRequest.post(routeOf(endpoint.base, path)).pipe(
         HttpClientRequest.acceptJson,
         HttpClientRequest.bodyJsonUnsafe({
           deviceId: request.deviceId,
           since: DateTime.formatIso(request.since),
           until: DateTime.formatIso(request.until)
-        })
-      )
-      if (Option.isSome(endpoint.credentials)) {
-        const { password, username } = endpoint.credentials.value
-        httpRequest = HttpClientRequest.basicAuth(httpRequest, username, password)
-      }
-      return client.execute(httpRequest).pipe(
-        Effect.flatMap((response) => Effect.map(response.text, (body) => ({ status: response.status, body }))),
-        Effect.timeoutOrElse({
-          duration: EXPORT_TIMEOUT,
-          orElse: () => Effect.fail(new SmsGatewayExportFailed({ reason: `no answer within ${Duration.format(EXPORT_TIMEOUT)}` }))
         }),
-        // The transport error's text names the URL: say only what kind of failure it was.
-        Effect.catchTag("HttpClientError", (error) =>
-          Effect.fail(new SmsGatewayExportFailed({ reason: `gateway unreachable (${error.reason._tag})` }))),
-        Effect.map(({ body, status }) => ({
-          status,
-          detail: Option.match(decodeGatewayError(body), { onNone: () => "", onSome: (e) => `: ${scrub(clip(e.message, 160))}` })
-        }))
+        (r) => Option.match(endpoint.credentials, { onNone: () => r, onSome: (c) => HttpClientRequest.basicAuth(r, c.username, c.password) })
+      )
+      return callJson(client, httpRequest, { body: Schema.String, timeout: EXPORT_TIMEOUT }).pipe(
+        Effect.as(Option.none<{ readonly status: number; readonly detail: string }>()),
+        Effect.catchTags({
+          UpstreamStatus: ({ body, status }) =>
+            Effect.succeed(Option.some({
+              status,
+              detail: Option.match(decodeGatewayError(body), { onNone: () => "", onSome: (e) => `: ${scrub(clip(e.message, 160))}` })
+            })),
+          UpstreamTimeout: () => Effect.fail(new SmsGatewayExportFailed({ reason: `no answer within ${Duration.format(EXPORT_TIMEOUT)}` })),
+          // The transport error's text names the URL: say only what kind of failure it was.
+          UpstreamUnreachable: ({ kind }) => Effect.fail(new SmsGatewayExportFailed({ reason: `gateway unreachable (${kind})` })),
+          UpstreamMalformed: () => Effect.succeed(Option.none()) // a 2xx: Schema.String takes any text
+        })
       )
     }
 
@@ -114,8 +109,9 @@ export class SmsGatewayClient extends Context.Service<SmsGatewayClient, {
       Effect.gen(function*() {
         const endpoint = yield* Effect.fromResult(parseApiUrl(apiUrl))
         for (const [index, path] of EXPORT_PATHS.entries()) {
-          const { detail, status } = yield* post(endpoint, path, request)
-          if (status >= 200 && status < 300) return
+          const refused = yield* post(endpoint, path, request)
+          if (Option.isNone(refused)) return
+          const { detail, status } = refused.value
           const notHere = status === 404 || status === 405
           if (notHere && index < EXPORT_PATHS.length - 1) continue
           return yield* new SmsGatewayExportFailed({ reason: `gateway answered HTTP ${status}${detail}`, status })
@@ -125,5 +121,6 @@ export class SmsGatewayClient extends Context.Service<SmsGatewayClient, {
     return SmsGatewayClient.of({ exportInbox })
   })
 
-  static readonly layer = Layer.effect(SmsGatewayClient, SmsGatewayClient.make).pipe(Layer.provide(FetchHttpClient.layer))
+  /** Needs the HttpClient of the layer graph. */
+  static readonly layer = Layer.effect(SmsGatewayClient, SmsGatewayClient.make)
 }

@@ -2,6 +2,7 @@
 // every Bot API URL, so no URL, transport error text or token ever leaves this module.
 import { Context, DateTime, Duration, Effect, Option, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
+import { callJson, clip, scrubber } from "./Upstream.ts"
 
 /** Telegram answered `{"ok": false, …}` (409 another getUpdates or a webhook is active, 429 flood wait, 401 bad token…). */
 export class TelegramApiError extends Schema.TaggedError<TelegramApiError>()("TelegramApiError", {
@@ -78,11 +79,9 @@ const UpdateHead = Schema.Struct({
   channel_post: Schema.optionalKey(Schema.Unknown)
 })
 
-const decodeEnvelope = Schema.decodeUnknownOption(Schema.fromJsonString(Envelope))
+const EnvelopeBody = Schema.fromJsonString(Envelope)
 const decodeUpdates = Schema.decodeUnknownOption(Schema.Array(UpdateHead))
 const decodeMessage = Schema.decodeUnknownOption(Message)
-
-const clip = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max)}…`
 
 /** One update: a message whose shape we do not know is treated as a non-text update, never as a stuck batch. */
 const toUpdate = (head: typeof UpdateHead.Type): TelegramUpdate => {
@@ -106,14 +105,17 @@ const toUpdate = (head: typeof UpdateHead.Type): TelegramUpdate => {
 export class TelegramClient extends Context.Service<TelegramClient, {
   readonly getUpdates: (options: GetUpdatesOptions) => Effect.Effect<ReadonlyArray<TelegramUpdate>, TelegramError>
 }>()("recon/clients/TelegramClient") {
-  /** A client for one bot, on the ambient HttpClient. */
+  /**
+   * A client for one bot, on the HttpClient of the layer graph. Every status is decoded: the Bot
+   * API answers its errors (401, 409, 429…) as `{"ok": false, …}` bodies that say what to do.
+   */
   static readonly make = (settings: TelegramSettings) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
       const token = Redacted.value(settings.token)
       const url = `${settings.apiUrl.replace(/\/+$/, "")}/bot${token}/getUpdates`
       // Belt and braces: a proxy or Bot API server might echo the path back.
-      const scrub = (text: string): string => token === "" ? text : text.replaceAll(token, "[redacted]")
+      const scrub = scrubber(token)
 
       const getUpdates = (options: GetUpdatesOptions): Effect.Effect<ReadonlyArray<TelegramUpdate>, TelegramError> =>
         HttpClientRequest.post(url).pipe(
@@ -124,21 +126,18 @@ export class TelegramClient extends Context.Service<TelegramClient, {
             timeout: options.timeout,
             allowed_updates: ALLOWED_UPDATES
           }),
-          client.execute,
-          Effect.flatMap((response) => Effect.map(response.text, (body) => ({ status: response.status, body }))),
-          Effect.timeoutOrElse({
-            duration: Duration.sum(Duration.seconds(options.timeout), TRANSPORT_MARGIN),
-            orElse: () => Effect.fail(new TelegramUnavailable({ reason: "getUpdates did not answer in time" }))
+          (request) =>
+            callJson(client, request, { body: EnvelopeBody, timeout: Duration.sum(Duration.seconds(options.timeout), TRANSPORT_MARGIN) }),
+          Effect.catchTags({
+            UpstreamTimeout: () => Effect.fail(new TelegramUnavailable({ reason: "getUpdates did not answer in time" })),
+            // The transport error's text carries the URL, hence the token: keep only its kind.
+            UpstreamUnreachable: ({ kind }) => Effect.fail(new TelegramUnavailable({ reason: `Bot API unreachable (${kind})` })),
+            UpstreamMalformed: ({ status }) =>
+              Effect.fail(new TelegramUnavailable({ reason: `Bot API answered HTTP ${status} without a Bot API body` })),
+            // Not filtered by status: every answer is decoded above.
+            UpstreamStatus: ({ status }) => Effect.fail(new TelegramUnavailable({ reason: `Bot API answered HTTP ${status}` }))
           }),
-          // The transport error's text carries the URL, hence the token: keep only its kind.
-          Effect.catchTag("HttpClientError", (error) =>
-            Effect.fail(new TelegramUnavailable({ reason: `Bot API unreachable (${error.reason._tag})` }))),
-          Effect.flatMap(({ body, status }): Effect.Effect<ReadonlyArray<TelegramUpdate>, TelegramError> => {
-            const envelope = decodeEnvelope(body)
-            if (Option.isNone(envelope)) {
-              return Effect.fail(new TelegramUnavailable({ reason: `Bot API answered HTTP ${status} without a Bot API body` }))
-            }
-            const answer = envelope.value
+          Effect.flatMap(({ body: answer, status }): Effect.Effect<ReadonlyArray<TelegramUpdate>, TelegramError> => {
             if (!answer.ok) {
               const retryAfter = answer.parameters?.retry_after
               return Effect.fail(

@@ -1,6 +1,6 @@
 // recon_service: the recon API, its OpenAPI document and the public GET /health, on one port.
 import { Effect, Layer, Redacted } from "effect"
-import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { FetchHttpClient, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { LlmClient } from "../clients/LlmClient.ts"
 import type { HttpSettings, ReconSettings } from "../config/AppConfig.ts"
@@ -52,7 +52,8 @@ export const reconRoutes = (settings: ReconSettings) =>
       apiKey: settings.llm.apiKey === undefined ? undefined : Redacted.make(settings.llm.apiKey),
       model: settings.llm.model,
       baseUrl: settings.llm.baseUrl
-    }))
+    })),
+    Layer.provide(FetchHttpClient.layer)
   )
 
 export const ReconServerLive = (settings: ReconSettings, http: HttpSettings) =>

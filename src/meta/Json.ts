@@ -12,12 +12,14 @@ declare global {
   }
 }
 
-/** JSON.parse that keeps number literals whose text a JS number would change (big ids, `1.0`). */
-export const parseJson = (text: string): Json =>
-  JSON.parse(text, (_key: string, value: unknown, context?: { readonly source?: string }) =>
-    typeof value === "number" && context?.source !== undefined && String(value) !== context.source
-      ? JSON.rawJSON(context.source)
-      : value) as Json
+/** A JSON.parse reviver that keeps number literals whose text a JS number would change (big ids, `1.0`). */
+export const keepNumberText = (_key: string, value: unknown, context?: { readonly source?: string }): unknown =>
+  typeof value === "number" && context?.source !== undefined && String(value) !== context.source
+    ? JSON.rawJSON(context.source)
+    : value
+
+/** JSON.parse that keeps number text (see keepNumberText). */
+export const parseJson = (text: string): Json => JSON.parse(text, keepNumberText) as Json
 
 export const stringifyJson = (value: Json): string => JSON.stringify(value)
 

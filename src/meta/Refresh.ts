@@ -6,8 +6,9 @@
 // cache (stale page nodes) and/or restarts the application (anything else), waits and checks again.
 import { Clock, Console, Duration, Effect, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
+import { callJson, clip, type UpstreamFailure } from "../clients/Upstream.ts"
 import type { RepairRun } from "./Doctor.ts"
-import { getPath, getString, isJsonObject, type Json, parseJson, type Path, sameJson, showJson } from "./Json.ts"
+import { getPath, getString, isJsonObject, type Json, keepNumberText, parseJson, type Path, sameJson, showJson } from "./Json.ts"
 import { isSynchronised } from "./Rules.ts"
 
 export class NocoBaseError extends Schema.TaggedError<NocoBaseError>()("NocoBaseError", {
@@ -132,14 +133,18 @@ export const expectationsOf = (run: RepairRun): Array<Expectation> =>
     }))
   })
 
+/** Any NocoBase answer: JSON, number text kept. */
+const AnswerBody = Schema.fromJsonString(Schema.Unknown, { reviver: keepNumberText })
+
+/** NocoBase's error body: `{"errors": [{"message": …}, …]}`. */
+const decodeErrors = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({
+  errors: Schema.TupleWithRest(Schema.Tuple([Schema.Struct({ message: Schema.String })]), [Schema.Unknown])
+})))
+
 const errorMessage = (text: string): string => {
-  try {
-    const errors = (JSON.parse(text) as { errors?: unknown }).errors
-    if (Array.isArray(errors) && errors.length > 0 && typeof errors[0]?.message === "string") return errors[0].message
-  } catch {
-    // not JSON: fall through
-  }
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text === "" ? "(empty body)" : text
+  const errors = decodeErrors(text)
+  if (errors._tag === "Some") return errors.value.errors[0].message
+  return text === "" ? "(empty body)" : clip(text, 200)
 }
 
 /** The node with `x-uid` `uid` in a served schema tree (`properties` nest the children). */
@@ -160,7 +165,6 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
 
 /** Sign in, dataSources:refresh, verify; with `restart`, app:clearCache and/or app:restart when stale, then verify again. */
 export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptions) {
-  const client = yield* HttpClient.HttpClient
   const say = options.say ?? ((line: string) => Console.log(line))
   const base = options.baseUrl.replace(/\/+$/, "")
   const pollInterval = Duration.fromInputUnsafe(options.pollInterval ?? Duration.seconds(1))
@@ -169,23 +173,29 @@ export const refresh = Effect.fn("meta.refresh")(function*(options: RefreshOptio
   const run = options.run
   let token = ""
 
+  const client = (yield* HttpClient.HttpClient).pipe(HttpClient.filterStatusOk)
+  const failed = (step: string) => (failure: UpstreamFailure) => {
+    switch (failure._tag) {
+      case "UpstreamTimeout":
+        return new NocoBaseError({ step, status: null, detail: `no answer within ${Duration.format(requestTimeout)}` })
+      case "UpstreamUnreachable":
+        return new NocoBaseError({ step, status: null, detail: `cannot reach ${base} (${failure.kind})` })
+      case "UpstreamStatus":
+        return new NocoBaseError({ step, status: failure.status, detail: errorMessage(failure.body) })
+      case "UpstreamMalformed":
+        return new NocoBaseError({ step, status: failure.status, detail: "answer is not JSON" })
+    }
+  }
+
   /** One API call; the body parsed as JSON (number text kept); non-2xx is a NocoBaseError with the server's message. */
   const call = (step: string, request: HttpClientRequest.HttpClientRequest): Effect.Effect<Json, NocoBaseError> =>
-    client.execute(request.pipe(HttpClientRequest.acceptJson, token === "" ? (r) => r : HttpClientRequest.bearerToken(token))).pipe(
-      Effect.flatMap((response) => Effect.map(response.text, (text) => ({ status: response.status, text }))),
-      Effect.timeout(requestTimeout),
-      Effect.mapError((cause) =>
-        new NocoBaseError({
-          step,
-          status: null,
-          detail: cause._tag === "TimeoutError" ? `no answer within ${Duration.format(requestTimeout)}` : `cannot reach ${base} (${cause.message})`
-        })
-      ),
-      Effect.flatMap(({ status, text }) =>
-        status >= 200 && status < 300
-          ? Effect.try({ try: () => parseJson(text), catch: () => new NocoBaseError({ step, status, detail: "answer is not JSON" }) })
-          : Effect.fail(new NocoBaseError({ step, status, detail: errorMessage(text) }))
-      )
+    callJson(
+      client,
+      request.pipe(HttpClientRequest.acceptJson, token === "" ? (r) => r : HttpClientRequest.bearerToken(token)),
+      { body: AnswerBody, timeout: requestTimeout }
+    ).pipe(
+      Effect.map(({ body }) => body as Json), // JSON.parse answers Json
+      Effect.mapError(failed(step))
     )
   const get = (action: string, params: Record<string, string> = {}) =>
     call(action, HttpClientRequest.get(`${base}/api/${action}`).pipe(HttpClientRequest.setUrlParams(params)))

@@ -1,6 +1,7 @@
 // LlmClient against a local server speaking the OpenAI chat-completions wire format.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Logger, Redacted } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, Redacted } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
 import { LlmClient, RuleGenerationFailed } from "../../src/clients/LlmClient.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
@@ -58,7 +59,8 @@ const gateway = (reply: (call: number) => Reply) =>
     return { baseUrl: `${origin}/v1/`, requests: log.calls, arrived: log.arrived }
   })
 
-const clientLayer = (baseUrl: string) => LlmClient.layer({ apiKey: Redacted.make(apiKey), model, baseUrl })
+const clientLayer = (baseUrl: string) =>
+  LlmClient.layer({ apiKey: Redacted.make(apiKey), model, baseUrl }).pipe(Layer.provide(FetchHttpClient.layer))
 
 const generate = (baseUrl: string, input: { readonly bank: string; readonly sample: string; readonly sender?: string }) =>
   Effect.gen(function*() {
@@ -263,7 +265,7 @@ describe("LlmClient", () => {
           const llm = yield* LlmClient
           assert.isFalse(llm.enabled)
           return yield* llm.generateRule({ bank: "KB국민", sample: kbSample })
-        }).pipe(Effect.provide(LlmClient.layer({ apiKey: key, model, baseUrl: server.baseUrl })), Effect.exit)
+        }).pipe(Effect.provide(LlmClient.layer({ apiKey: key, model, baseUrl: server.baseUrl }).pipe(Layer.provide(FetchHttpClient.layer))), Effect.exit)
         assert.strictEqual(failure(exit).detail, "AI rule generation is off")
       }
       assert.strictEqual(server.requests.length, 0)
