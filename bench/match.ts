@@ -12,7 +12,7 @@ import { spawn } from "node:child_process"
 import { createServer } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
-import { readWalletSettings, ConfigReader } from "../src/config/AppConfig.ts"
+import { readSync, readWalletSettings } from "../src/config/AppConfig.ts"
 import { pgLayer } from "../src/db/Database.ts"
 import { HealthRegistry } from "../src/health/HealthRegistry.ts"
 import { walletRoutes } from "../src/http/WalletServer.ts"
@@ -71,9 +71,7 @@ const countApproved = (prefix: string) =>
 
 await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
   // wallet_service on a free port.
-  const config = new ConfigReader({ SVC_INTERNAL_SERVICE_TOKEN_RECON: TOKEN })
-  const walletSettings = readWalletSettings(config)
-  config.done()
+  const walletSettings = readSync({ SVC_INTERNAL_SERVICE_TOKEN_RECON: TOKEN }, readWalletSettings)
   const server = yield* Layer.build(HttpRouter.serve(walletRoutes(walletSettings).pipe(Layer.provide(sqlLayer), Layer.orDie), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.orDie

@@ -26,7 +26,7 @@ const refusable = new Set([400, 404, 409, 422])
 
 export interface ReconClientOptions {
   readonly baseUrl: string
-  readonly token: string
+  readonly token: Redacted.Redacted<string>
   readonly timeout?: Duration.Input | undefined
 }
 
@@ -83,6 +83,6 @@ export class ReconClient extends Context.Service<ReconClient, {
           resolveSms: (payload) => answer<Sms, unknown, ReconRefused>(client.sms.resolve({ payload }), true)
         }
       })
-    ).pipe(Layer.provide([presentToken(Redacted.make(options.token)), FetchHttpClient.layer]))
+    ).pipe(Layer.provide([presentToken(options.token), FetchHttpClient.layer]))
   }
 }
