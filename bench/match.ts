@@ -18,7 +18,8 @@ import { HealthRegistry } from "../src/health/HealthRegistry.ts"
 import { walletRoutes } from "../src/http/WalletServer.ts"
 import { Kicks } from "../src/loops/Loop.ts"
 import { loops } from "../src/loops/index.ts"
-import { Fatal, workerCore } from "../src/loops/Runtime.ts"
+import { Fatal } from "../src/config/Runner.ts"
+import { workerCore } from "../src/loops/Runtime.ts"
 import { benchDatabase } from "./support.ts"
 
 const TOKEN = "bench-recon-token-0123456789"
@@ -87,7 +88,7 @@ await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     walletUrl,
     adminUrl: "http://127.0.0.1:9",
     callerToken: Redacted.make(TOKEN)
-  }).pipe(Layer.provideMerge(Layer.succeed(Fatal, fatal)), Layer.provideMerge(sqlLayer), Layer.orDie))
+  }).pipe(Layer.provideMerge(Fatal.layerOn(fatal)), Layer.provideMerge(sqlLayer), Layer.orDie))
   const registry = Context.get(worker, HealthRegistry)
   const kicks = Context.get(worker, Kicks)
   while (!(yield* registry.ready)) yield* Effect.sleep("20 millis")

@@ -3,7 +3,7 @@
 // SIGTERM/SIGINT as a graceful stop (exit 0, in-flight work bounded to 10 s, the embedded
 // database stopped last on every path), and exit 1 when the program itself gives up.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Data, Effect, Exit, Layer, Logger, Option, References, Result } from "effect"
+import { Cause, Context, Data, Deferred, Effect, Exit, Layer, Logger, Option, References, Result } from "effect"
 import { HttpServerError } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { DatabaseLive } from "../db/Database.ts"
@@ -14,6 +14,23 @@ import { all, type Env, fromEnv, type LogSettings, readDatabaseUrl, readLogSetti
 
 /** A failure the user can act on (an unreachable database, …): printed as its one line, exit 1. */
 export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly message: string }> {}
+
+/** The process-wide "stop with exit 1": a part that cannot go on (the worker's supervisor gave up) stops the program. */
+export class Fatal extends Context.Service<Fatal, {
+  /** The program's layers close in order, then the process exits 1 with `error`. */
+  readonly stop: (error: unknown) => Effect.Effect<void>
+}>()("recon/config/Runner/Fatal") {
+  /** Fatal as a `deferred` that fails with the error (tests await it). */
+  static readonly layerOn = (deferred: Deferred.Deferred<never, unknown>) =>
+    Layer.succeed(Fatal, { stop: (error) => Effect.asVoid(Deferred.fail(deferred, error)) })
+}
+
+/** Runs an application until it is interrupted, or until Fatal stops it: then its layers close in order and the error is the result (exit 1). */
+export const launchUntilFatal = <E>(app: Layer.Layer<never, E, Fatal>) =>
+  Effect.gen(function*() {
+    const fatal = yield* Deferred.make<never, unknown>()
+    return yield* Effect.raceFirst(Layer.launch(Layer.provide(app, Fatal.layerOn(fatal))), Deferred.await(fatal))
+  })
 
 const levels = {
   trace: "Trace", debug: "Debug", info: "Info", warn: "Warn", error: "Error", fatal: "Fatal", none: "None"

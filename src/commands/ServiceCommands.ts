@@ -1,16 +1,17 @@
-// Composition of the service commands: configuration, database, migrations, servers and loops.
+// Composition of the service commands (recon, worker, admin, wallet, all, migrate): configuration,
+// database, migrations, servers and loops.
 import { Effect, Layer } from "effect"
-import { AdminServerLive } from "./admin/AdminServer.ts"
+import { AdminServerLive } from "../admin/AdminServer.ts"
 import {
   all, port, readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
-} from "./config/AppConfig.ts"
-import { readConfigOrExit, runCommand } from "./config/Runner.ts"
-import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR } from "./db/Database.ts"
-import { runMigrations } from "./db/Migrations.ts"
-import { listenUrl } from "./http/NodeServer.ts"
-import { ReconServerLive } from "./http/ReconServer.ts"
-import { WalletServerLive } from "./http/WalletServer.ts"
-import { launchUntilFatal, WorkerLive } from "./loops/Runtime.ts"
+} from "../config/AppConfig.ts"
+import { launchUntilFatal, readConfigOrExit, runCommand } from "../config/Runner.ts"
+import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR } from "../db/Database.ts"
+import { runMigrations } from "../db/Migrations.ts"
+import { listenUrl } from "../http/NodeServer.ts"
+import { ReconServerLive } from "../http/ReconServer.ts"
+import { WalletServerLive } from "../http/WalletServer.ts"
+import { WorkerLive } from "../loops/Runtime.ts"
 
 export type Command = "recon" | "worker" | "admin" | "wallet" | "all" | "migrate"
 
@@ -83,7 +84,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     announce,
     // Loaded only for the demo: the real services never carry it.
     demo && admin && worker
-      ? Layer.unwrap(Effect.map(Effect.promise(() => import("./demo/Demo.ts")), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port })))
+      ? Layer.unwrap(Effect.map(Effect.promise(() => import("../demo/Demo.ts")), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port })))
       : Layer.empty
   ).pipe(
     Layer.provide(Migrated),
