@@ -1,9 +1,12 @@
 // `admin --create-user NAME`: adds a back-office operator. The password comes from a prompt with
 // echo off when stdin is a terminal, else from ADMIN_PASSWORD. Exit 0 created, 1 refused (the
 // account exists, the database failed), 2 bad usage or configuration. Never prints the password.
-import { Cause, Effect, Exit } from "effect"
-import { readDatabaseCommandSettings, runOnDatabase } from "../config/Runner.ts"
-import { AdminStore } from "../db/AdminStore.ts"
+import { Cause, Effect, Exit, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { runCli } from "../commands/Cli.ts"
+import { find } from "../commands/Commands.ts"
+import { CommandFailed, readDatabaseCommandSettings, runOnDatabase } from "../config/Runner.ts"
+import { AccountExists, AdminStore } from "../db/AdminStore.ts"
 import { hashPassword, passwordProblem } from "./Passwords.ts"
 import { promptHidden } from "./PasswordPrompt.ts"
 
@@ -16,6 +19,8 @@ const exit = (code: 0 | 1 | 2, line: string): never => {
   process.exit(code)
 }
 
+// The hand-written prompt stays: effect/cli's Prompt.Hidden re-renders its line at every key and
+// leaves the terminal echoing between and after its prompts, so typed-ahead input would show.
 const readPassword = async (): Promise<string> => {
   if (process.stdin.isTTY) {
     const first = await promptHidden("Password: ")
@@ -31,9 +36,7 @@ const readPassword = async (): Promise<string> => {
   return password
 }
 
-export const main = async (args: ReadonlyArray<string>) => {
-  const [account, ...rest] = args
-  if (account === undefined || rest.length > 0) return exit(2, USAGE)
+const createUser = async (account: string) => {
   if (!ACCOUNT.test(account)) return exit(2, `admin --create-user: "${account}" is not an account name (1-64 of A-Z a-z 0-9 . _ @ -)`)
   const settings = readDatabaseCommandSettings(process.env)
   const password = await readPassword()
@@ -43,12 +46,21 @@ export const main = async (args: ReadonlyArray<string>) => {
     return yield* store.createOperator(account, yield* hashPassword(password))
   }).pipe(Effect.provide(AdminStore.layer)))
   if (Exit.isSuccess(result)) return exit(0, `operator "${account}" created (id ${result.value})`)
-  const failure = Cause.findErrorOption(result.cause)
-  if (failure._tag === "Some" && failure.value._tag === "AccountExists") {
-    return exit(1, `admin --create-user: account "${account}" already exists`)
-  }
-  if (failure._tag === "Some" && failure.value._tag === "ApiFailure") {
-    return exit(1, "admin --create-user: the database is unreachable")
-  }
-  return exit(1, `admin --create-user: failed: ${Cause.squash(result.cause) instanceof Error ? (Cause.squash(result.cause) as Error).message : "unknown error"}`)
+  const failure = Option.getOrUndefined(Cause.findErrorOption(result.cause))
+  if (failure instanceof AccountExists) return exit(1, `admin --create-user: account "${account}" already exists`)
+  if (failure instanceof CommandFailed) return exit(1, `admin --create-user: failed: ${failure.message}`)
+  // The store's own failure: its database.
+  if (failure !== undefined) return exit(1, "admin --create-user: the database is unreachable")
+  const squashed = Cause.squash(result.cause)
+  return exit(1, `admin --create-user: failed: ${squashed instanceof Error ? squashed.message : "unknown error"}`)
 }
+
+const command = Command.make("admin", {
+  account: Flag.String("create-user").pipe(
+    Flag.withMetavar("NAME"),
+    Flag.withDescription("the operator's account: 1-64 of A-Z a-z 0-9 . _ @ -")
+  )
+}, ({ account }) => Effect.promise(() => createUser(account)))
+
+/** `args`: the command line after `admin` (`--create-user NAME`). */
+export const main = (args: ReadonlyArray<string>) => runCli(command, args, { help: find("admin")!.help!, invalid: () => USAGE })

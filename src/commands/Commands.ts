@@ -54,7 +54,7 @@ Keys: RECON_SERVICE_URL (required), SVC_INTERNAL_SERVICE_TOKEN_RECON, SVC_INTERN
 ${embedded}`,
     // `admin --create-user` is a one-shot command, not the service.
     service: true,
-    run: (args) => args[0] === "--create-user" ? import("../admin/CreateUser.ts").then((m) => m.main(args.slice(1))) : services("admin")(args)
+    run: (args) => args[0] === "--create-user" ? import("../admin/CreateUser.ts").then((m) => m.main(args)) : services("admin")(args)
   },
   {
     name: "wallet",
