@@ -45,7 +45,9 @@ describe("help", () => {
   it("every command of the table answers `help NAME`, `NAME --help` and `NAME -h` the same way (stdout, exit 0)", async () => {
     const invocations = [
       ...commands.flatMap((c) => [["help", c.name], [c.name, "--help"], [c.name, "-h"]]),
-      ["admin", "--create-user", "--help"]
+      ["admin", "--create-user", "--help"],
+      ["deposit", "create", "--help"],
+      ["deposit", "list", "-h"]
     ]
     const runs = await Promise.all(invocations.map((args) => run(args)))
     for (const [i, args] of invocations.entries()) {
