@@ -1,11 +1,12 @@
 // `admin --create-user NAME`: adds a back-office operator. The password comes from a prompt with
 // echo off when stdin is a terminal, else from ADMIN_PASSWORD. Exit 0 created, 1 refused (the
 // account exists, the database failed), 2 bad usage or configuration. Never prints the password.
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Config, Effect, Exit, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
 import { runCli } from "../commands/Cli.ts"
 import { find } from "../commands/Commands.ts"
-import { CommandFailed, readDatabaseCommandSettings, runOnDatabase } from "../config/Runner.ts"
+import { all, problem, read, readDatabaseUrl, readLogSettings } from "../config/AppConfig.ts"
+import { CommandFailed, readConfigOrExit, runOnDatabase } from "../config/Runner.ts"
 import { AccountExists, AdminStore } from "../db/AdminStore.ts"
 import { hashPassword, passwordProblem } from "./Passwords.ts"
 import { promptHidden } from "./PasswordPrompt.ts"
@@ -19,31 +20,38 @@ const exit = (code: 0 | 1 | 2, line: string): never => {
   process.exit(code)
 }
 
+/** ADMIN_PASSWORD, when no prompt is possible: Redacted from the environment on, used only to hash it. */
+const adminPassword = read(Config.Redacted("ADMIN_PASSWORD").pipe(Config.option)).pipe(Effect.flatMap(Option.match({
+  onNone: () => problem("ADMIN_PASSWORD: required when stdin is not a terminal (no prompt is possible)"),
+  onSome: (password) => {
+    const found = passwordProblem(Redacted.value(password))
+    return found === undefined ? Effect.succeed(password) : problem(`ADMIN_PASSWORD: ${found}`)
+  }
+})))
+
 // The hand-written prompt stays: effect/cli's Prompt.Hidden re-renders its line at every key and
 // leaves the terminal echoing between and after its prompts, so typed-ahead input would show.
-const readPassword = async (): Promise<string> => {
-  if (process.stdin.isTTY) {
-    const first = await promptHidden("Password: ")
-    const problem = passwordProblem(first)
-    if (problem !== undefined) return exit(2, `admin --create-user: ${problem}`)
-    if (await promptHidden("Repeat password: ") !== first) return exit(2, "admin --create-user: the passwords do not match")
-    return first
-  }
-  const password = process.env.ADMIN_PASSWORD ?? ""
-  if (password === "") return exit(2, "config: ADMIN_PASSWORD: required when stdin is not a terminal (no prompt is possible)")
-  const problem = passwordProblem(password)
-  if (problem !== undefined) return exit(2, `config: ADMIN_PASSWORD: ${problem}`)
-  return password
+const promptPassword = async (): Promise<Redacted.Redacted<string>> => {
+  const first = await promptHidden("Password: ")
+  const found = passwordProblem(first)
+  if (found !== undefined) return exit(2, `admin --create-user: ${found}`)
+  if (await promptHidden("Repeat password: ") !== first) return exit(2, "admin --create-user: the passwords do not match")
+  return Redacted.make(first)
 }
 
 const createUser = async (account: string) => {
   if (!ACCOUNT.test(account)) return exit(2, `admin --create-user: "${account}" is not an account name (1-64 of A-Z a-z 0-9 . _ @ -)`)
-  const settings = readDatabaseCommandSettings(process.env)
-  const password = await readPassword()
+  // Without a terminal the password is configuration: its problems are reported with the others.
+  const { password: configured, ...settings } = readConfigOrExit(process.env, all({
+    databaseUrl: readDatabaseUrl,
+    log: readLogSettings,
+    password: process.stdin.isTTY ? Effect.undefined : adminPassword
+  }))
+  const password = configured ?? await promptPassword()
 
   const result = await runOnDatabase(settings, Effect.gen(function*() {
     const store = yield* AdminStore
-    return yield* store.createOperator(account, yield* hashPassword(password))
+    return yield* store.createOperator(account, yield* hashPassword(Redacted.value(password)))
   }).pipe(Effect.provide(AdminStore.layer)))
   if (Exit.isSuccess(result)) return exit(0, `operator "${account}" created (id ${result.value})`)
   const failure = Option.getOrUndefined(Cause.findErrorOption(result.cause))

@@ -96,13 +96,15 @@ export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = pro
   })
 }
 
-/** What a one-shot command on the database reads: DATABASE_URL and logging (exit 2 on a problem). */
-export const readDatabaseCommandSettings = (env: Env) =>
-  readConfigOrExit(env, all({ databaseUrl: readDatabaseUrl, log: readLogSettings }))
+/** What a one-shot command on the database reads: DATABASE_URL and logging. */
+export const databaseCommandSettings = all({ databaseUrl: readDatabaseUrl, log: readLogSettings })
+
+/** What a one-shot command on the database reads, read now (exit 2 on a problem). */
+export const readDatabaseCommandSettings = (env: Env) => readConfigOrExit(env, databaseCommandSettings)
 
 /** Runs a one-shot command's program after the pending migrations, on its database, to its exit. */
 export const runOnDatabase = <A, E>(
-  settings: ReturnType<typeof readDatabaseCommandSettings>,
+  settings: Effect.Success<typeof databaseCommandSettings>,
   program: Effect.Effect<A, E, SqlClient.SqlClient>
 ) =>
   Effect.runPromiseExit(runMigrations().pipe(
