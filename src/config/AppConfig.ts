@@ -255,9 +255,8 @@ export const readReconSettings: Settings<ReconSettings> = all({
   tokens: readTokenPolicy("admin"),
   llm: readLlmSettings,
   // Where phones reach the worker's push listener; the webhook_url of a registration starts with it.
-  pushPublicUrl: url("SVC_PUSH_PUBLIC_URL", ["http", "https"]).pipe(
-    Effect.flatMap(Option.match({ onSome: Effect.succeed, onNone: () => Effect.map(port("SVC_PUSH_PORT", 8019), (p) => `http://127.0.0.1:${p}`) })),
-    Effect.map(stripSlash)
+  pushPublicUrl: all({ publicUrl: url("SVC_PUSH_PUBLIC_URL", ["http", "https"]), pushPort: port("SVC_PUSH_PORT", 8019) }).pipe(
+    Effect.map(({ publicUrl, pushPort }) => stripSlash(Option.getOrElse(publicUrl, () => `http://127.0.0.1:${pushPort}`)))
   )
 })
 
