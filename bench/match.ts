@@ -12,13 +12,14 @@ import { spawn } from "node:child_process"
 import { createServer } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
-import { readWalletSettings, ConfigReader } from "../src/config/AppConfig.ts"
+import { readSync, readWalletSettings } from "../src/config/AppConfig.ts"
 import { pgLayer } from "../src/db/Database.ts"
 import { HealthRegistry } from "../src/health/HealthRegistry.ts"
 import { walletRoutes } from "../src/http/WalletServer.ts"
 import { Kicks } from "../src/loops/Loop.ts"
 import { loops } from "../src/loops/index.ts"
-import { Fatal, workerCore } from "../src/loops/Runtime.ts"
+import { Fatal } from "../src/config/Runner.ts"
+import { workerCore } from "../src/loops/Runtime.ts"
 import { benchDatabase } from "./support.ts"
 
 const TOKEN = "bench-recon-token-0123456789"
@@ -71,9 +72,7 @@ const countApproved = (prefix: string) =>
 
 await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
   // wallet_service on a free port.
-  const config = new ConfigReader({ SVC_INTERNAL_SERVICE_TOKEN_RECON: TOKEN })
-  const walletSettings = readWalletSettings(config)
-  config.done()
+  const walletSettings = readSync({ SVC_INTERNAL_SERVICE_TOKEN_RECON: TOKEN }, readWalletSettings)
   const server = yield* Layer.build(HttpRouter.serve(walletRoutes(walletSettings).pipe(Layer.provide(sqlLayer), Layer.orDie), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.orDie
@@ -89,7 +88,7 @@ await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     walletUrl,
     adminUrl: "http://127.0.0.1:9",
     callerToken: Redacted.make(TOKEN)
-  }).pipe(Layer.provideMerge(Layer.succeed(Fatal, fatal)), Layer.provideMerge(sqlLayer), Layer.orDie))
+  }).pipe(Layer.provideMerge(Fatal.layerOn(fatal)), Layer.provideMerge(sqlLayer), Layer.orDie))
   const registry = Context.get(worker, HealthRegistry)
   const kicks = Context.get(worker, Kicks)
   while (!(yield* registry.ready)) yield* Effect.sleep("20 millis")

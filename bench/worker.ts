@@ -13,7 +13,8 @@ import { pgLayer } from "../src/db/Database.ts"
 import { freePort } from "../src/db/EmbeddedPostgres.ts"
 import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
 import { HealthRegistry } from "../src/health/HealthRegistry.ts"
-import { Fatal, WorkerRuntime, workerCore } from "../src/loops/Runtime.ts"
+import { Fatal } from "../src/config/Runner.ts"
+import { WorkerRuntime, workerCore } from "../src/loops/Runtime.ts"
 import { benchDatabase } from "./support.ts"
 
 const SENDERS = 50
@@ -53,7 +54,7 @@ report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${pro
       walletUrl: "http://127.0.0.1:9",
       adminUrl: "http://127.0.0.1:9",
       callerToken: undefined
-    }, undefined, { maxRestarts: 1000, backoff: Schedule.spaced("10 millis") }).pipe(Layer.provideMerge(Layer.succeed(Fatal, fatal)), Layer.provideMerge(sqlLayer(url)), Layer.orDie))
+    }, undefined, { maxRestarts: 1000, backoff: Schedule.spaced("10 millis") }).pipe(Layer.provideMerge(Fatal.layerOn(fatal)), Layer.provideMerge(sqlLayer(url)), Layer.orDie))
     const registry = Context.get(context, HealthRegistry)
     const runtime = Context.get(context, WorkerRuntime)
     const waitReady = Effect.gen(function*() {

@@ -1,10 +1,14 @@
 // `admin --create-user NAME`: adds a back-office operator. The password comes from a prompt with
 // echo off when stdin is a terminal, else from ADMIN_PASSWORD. Exit 0 created, 1 refused (the
 // account exists, the database failed), 2 bad usage or configuration. Never prints the password.
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Config, Effect, Exit, Option, Redacted } from "effect"
+import { Command, Flag } from "effect/cli"
 import { SqlError } from "effect/sql"
-import { readDatabaseCommandSettings, runOnDatabase } from "../config/Runner.ts"
-import { AdminStore } from "../db/AdminStore.ts"
+import { runCli } from "../commands/Cli.ts"
+import { find } from "../commands/Commands.ts"
+import { all, problem, read, readDatabaseUrl, readLogSettings } from "../config/AppConfig.ts"
+import { CommandFailed, readConfigOrExit, runOnDatabase } from "../config/Runner.ts"
+import { AccountExists, AdminStore } from "../db/AdminStore.ts"
 import { isDatabaseAway } from "../db/ReconStore.ts"
 import { hashPassword, passwordProblem } from "./Passwords.ts"
 import { promptHidden } from "./PasswordPrompt.ts"
@@ -18,39 +22,54 @@ const exit = (code: 0 | 1 | 2, line: string): never => {
   process.exit(code)
 }
 
-const readPassword = async (): Promise<string> => {
-  if (process.stdin.isTTY) {
-    const first = await promptHidden("Password: ")
-    const problem = passwordProblem(first)
-    if (problem !== undefined) return exit(2, `admin --create-user: ${problem}`)
-    if (await promptHidden("Repeat password: ") !== first) return exit(2, "admin --create-user: the passwords do not match")
-    return first
+/** ADMIN_PASSWORD, when no prompt is possible: Redacted from the environment on, used only to hash it. */
+const adminPassword = read(Config.Redacted("ADMIN_PASSWORD").pipe(Config.option)).pipe(Effect.flatMap(Option.match({
+  onNone: () => problem("ADMIN_PASSWORD: required when stdin is not a terminal (no prompt is possible)"),
+  onSome: (password) => {
+    const found = passwordProblem(Redacted.value(password))
+    return found === undefined ? Effect.succeed(password) : problem(`ADMIN_PASSWORD: ${found}`)
   }
-  const password = process.env.ADMIN_PASSWORD ?? ""
-  if (password === "") return exit(2, "config: ADMIN_PASSWORD: required when stdin is not a terminal (no prompt is possible)")
-  const problem = passwordProblem(password)
-  if (problem !== undefined) return exit(2, `config: ADMIN_PASSWORD: ${problem}`)
-  return password
+})))
+
+// The hand-written prompt stays: effect/cli's Prompt.Hidden re-renders its line at every key and
+// leaves the terminal echoing between and after its prompts, so typed-ahead input would show.
+const promptPassword = async (): Promise<Redacted.Redacted<string>> => {
+  const first = await promptHidden("Password: ")
+  const found = passwordProblem(first)
+  if (found !== undefined) return exit(2, `admin --create-user: ${found}`)
+  if (await promptHidden("Repeat password: ") !== first) return exit(2, "admin --create-user: the passwords do not match")
+  return Redacted.make(first)
 }
 
-export const main = async (args: ReadonlyArray<string>) => {
-  const [account, ...rest] = args
-  if (account === undefined || rest.length > 0) return exit(2, USAGE)
+const createUser = async (account: string) => {
   if (!ACCOUNT.test(account)) return exit(2, `admin --create-user: "${account}" is not an account name (1-64 of A-Z a-z 0-9 . _ @ -)`)
-  const settings = readDatabaseCommandSettings(process.env)
-  const password = await readPassword()
+  // Without a terminal the password is configuration: its problems are reported with the others.
+  const { password: configured, ...settings } = readConfigOrExit(process.env, all({
+    databaseUrl: readDatabaseUrl,
+    log: readLogSettings,
+    password: process.stdin.isTTY ? Effect.undefined : adminPassword
+  }))
+  const password = configured ?? await promptPassword()
 
   const result = await runOnDatabase(settings, Effect.gen(function*() {
     const store = yield* AdminStore
-    return yield* store.createOperator(account, yield* hashPassword(password))
+    return yield* store.createOperator(account, yield* hashPassword(Redacted.value(password)))
   }).pipe(Effect.provide(AdminStore.layer)))
   if (Exit.isSuccess(result)) return exit(0, `operator "${account}" created (id ${result.value})`)
-  const failure = Cause.findErrorOption(result.cause)
-  if (failure._tag === "Some" && failure.value._tag === "AccountExists") {
-    return exit(1, `admin --create-user: account "${account}" already exists`)
-  }
-  if (failure._tag === "Some" && SqlError.isSqlError(failure.value) && isDatabaseAway(failure.value)) {
-    return exit(1, "admin --create-user: the database is unreachable")
-  }
-  return exit(1, `admin --create-user: failed: ${Cause.squash(result.cause) instanceof Error ? (Cause.squash(result.cause) as Error).message : "unknown error"}`)
+  const failure = Option.getOrUndefined(Cause.findErrorOption(result.cause))
+  if (failure instanceof AccountExists) return exit(1, `admin --create-user: account "${account}" already exists`)
+  if (failure instanceof CommandFailed) return exit(1, `admin --create-user: failed: ${failure.message}`)
+  if (SqlError.isSqlError(failure) && isDatabaseAway(failure)) return exit(1, "admin --create-user: the database is unreachable")
+  const squashed = Cause.squash(result.cause)
+  return exit(1, `admin --create-user: failed: ${squashed instanceof Error ? squashed.message : "unknown error"}`)
 }
+
+const command = Command.make("admin", {
+  account: Flag.String("create-user").pipe(
+    Flag.withMetavar("NAME"),
+    Flag.withDescription("the operator's account: 1-64 of A-Z a-z 0-9 . _ @ -")
+  )
+}, ({ account }) => Effect.promise(() => createUser(account)))
+
+/** `args`: the command line after `admin` (`--create-user NAME`). */
+export const main = (args: ReadonlyArray<string>) => runCli(command, args, { help: find("admin")!.help!, invalid: () => USAGE })

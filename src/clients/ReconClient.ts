@@ -27,7 +27,7 @@ const isRefusal = Schema.is(Schema.Union([errorEnvelope(400), errorEnvelope(404)
 
 export interface ReconClientOptions {
   readonly baseUrl: string
-  readonly token: string
+  readonly token: Redacted.Redacted<string>
   readonly timeout?: Duration.Input | undefined
 }
 
@@ -81,6 +81,6 @@ export class ReconClient extends Context.Service<ReconClient, {
           resolveSms: (payload) => answer<Sms, unknown, ReconRefused>(client.sms.resolve({ payload }), true)
         }
       })
-    ).pipe(Layer.provide(presentToken(Redacted.make(options.token))))
+    ).pipe(Layer.provide(presentToken(options.token)))
   }
 }

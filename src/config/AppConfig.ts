@@ -1,6 +1,8 @@
-// Reads and checks the configuration of DESIGN section 3. Every command checks its keys before
-// it does anything; each problem is one line naming the key (never a secret's value).
-import { Redacted } from "effect"
+// Reads and checks the configuration of DESIGN section 3 through `effect` Config, from the
+// ConfigProvider of the running Effect (the environment, or a record for tests and `all`'s dev
+// tokens). Every command checks its keys before it does anything; each problem is one line
+// naming the key (never a secret's value), and all of them are reported at once.
+import { Config, ConfigProvider, Effect, Option, Redacted, Result, Schema, SchemaIssue } from "effect"
 import { randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
@@ -10,80 +12,114 @@ import { defaultSignInLimits, type SignInLimitSettings } from "../admin/SignInLi
 export type Env = Readonly<Record<string, string | undefined>>
 export type Caller = "admin" | "recon"
 
-export class ConfigProblems extends Error {
-  readonly problems: ReadonlyArray<string>
-  constructor(problems: ReadonlyArray<string>) {
-    super(problems.join("\n"))
-    this.problems = problems
+/** Every problem found, one line each (`KEY: what is wrong`). */
+export class ConfigProblems extends Schema.TaggedError<ConfigProblems>()("ConfigProblems", {
+  problems: Schema.Array(Schema.String)
+}) {}
+
+/** What reading some settings is: the value, or every problem found on the way. */
+export type Settings<A> = Effect.Effect<A, ConfigProblems>
+
+const problems = (lines: ReadonlyArray<string>) => new ConfigProblems({ problems: [...new Set(lines)] })
+
+/** A problem that concerns keys together (a key required because another is set, …). */
+export const problem = (line: string): Settings<never> => Effect.fail(problems([line]))
+
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** A ConfigError as lines: `KEY: message` for each issue of a key. */
+const linesOf = (error: Config.ConfigError): ReadonlyArray<string> =>
+  Schema.isSchemaError(error.cause)
+    ? formatIssue(error.cause.issue).issues.map(({ message, path }) =>
+      path === undefined || path.length === 0 ? message : `${path.map((p) => String(typeof p === "object" ? p.key : p)).join("_")}: ${message}`
+    )
+    : [error.message]
+
+/** A Config read from the current ConfigProvider, its ConfigError as problem lines. */
+export const read = <A>(config: Config.Config<A>): Settings<A> =>
+  Effect.mapError(config, (error) => problems(linesOf(error)))
+
+/** Reads every part, failing with all their problems (not only the first); a line two parts share is one line. */
+export const all = <const R extends Record<string, Settings<any>>>(
+  parts: R
+): Settings<{ readonly [K in keyof R]: R[K] extends Settings<infer A> ? A : never }> =>
+  Effect.flatMap(Effect.all(parts as Record<string, Settings<unknown>>, { mode: "result" }), (results) => {
+    const entries = Object.entries(results)
+    const failed = entries.flatMap(([, r]) => Result.isFailure(r) ? r.failure.problems : [])
+    return failed.length > 0
+      ? Effect.fail(problems(failed))
+      : Effect.succeed(Object.fromEntries(entries.map(([k, r]) => [k, Result.isSuccess(r) ? r.success : undefined])) as any)
+  })
+
+/** `name` is wrong: `message` says how (with the value shown, unless it is a secret). */
+const invalid = (name: string, message: string) =>
+  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message }))))
+
+/** A key's text, trimmed; unset or blank is None. */
+const text = (name: string): Config.Config<Option.Option<string>> =>
+  Config.String(name).pipe(Config.option, Config.map(Option.map((s) => s.trim())), Config.map(Option.filter((s) => s !== "")))
+
+/** A key as a Config: None when unset, else what `parse` makes of its text, or the key's problem line. */
+export const key = <A>(name: string, parse: (raw: string) => Result.Result<A, string>): Config.Config<Option.Option<A>> =>
+  text(name).pipe(Config.mapEffect(Option.match({
+    onNone: () => Effect.succeedNone,
+    onSome: (raw) => Result.match(parse(raw), { onSuccess: Effect.succeedSome, onFailure: (message) => Effect.fail(invalid(name, message)) })
+  })))
+
+/** A secret key: Redacted from the environment on, trimmed; unset or blank is None. */
+const secretKey = (name: string): Config.Config<Option.Option<Redacted.Redacted<string>>> =>
+  Config.Redacted(name).pipe(Config.option, Config.map(Option.flatMap((secret) => {
+    const value = Redacted.value(secret).trim()
+    return value === "" ? Option.none() : Option.some(Redacted.make(value))
+  })))
+
+const parsePort = (raw: string): Result.Result<number, string> =>
+  /^\d+$/.test(raw) && Number(raw) <= 65535 ? Result.succeed(Number(raw)) : Result.fail(`expected a port number from 0 to 65535, got "${raw}"`)
+
+const schemeOf = (raw: string): string | undefined => {
+  try {
+    return new URL(raw).protocol.replace(/:$/, "")
+  } catch {
+    return undefined
   }
 }
 
-/** Accumulates problems while reading keys, so one run reports all of them. */
-export class ConfigReader {
-  readonly problems: Array<string> = []
-  readonly env: Env
-  constructor(env: Env) {
-    this.env = env
-  }
-  string(key: string): string | undefined {
-    const value = this.env[key]
-    return value === undefined || value.trim() === "" ? undefined : value.trim()
-  }
-  /** Records a problem once: services read in one process (`all`) share keys. */
-  problem(line: string): void {
-    if (!this.problems.includes(line)) this.problems.push(line)
-  }
-  port(key: string, fallback: number): number {
-    const raw = this.string(key)
-    if (raw === undefined) return fallback
-    const port = Number(raw)
-    if (!/^\d+$/.test(raw) || port > 65535) {
-      this.problem(`${key}: expected a port number from 0 to 65535, got "${raw}"`)
-      return fallback
-    }
-    return port
-  }
-  url(key: string, schemes: ReadonlyArray<string>, options?: { readonly secret?: boolean }): string | undefined {
-    const raw = this.string(key)
-    if (raw === undefined) return undefined
-    let scheme: string | undefined
-    try {
-      scheme = new URL(raw).protocol.replace(/:$/, "")
-    } catch {
-      scheme = undefined
-    }
-    if (scheme === undefined || !schemes.includes(scheme)) {
-      const shown = options?.secret ? "" : `, got "${raw}"`
-      this.problem(`${key}: expected a ${schemes.map((s) => `${s}://`).join(" or ")} URL${shown}`)
-      return undefined
-    }
-    return raw
-  }
-  int(key: string, fallback: number, min: number, max: number): number {
-    const raw = this.string(key)
-    if (raw === undefined) return fallback
-    const n = Number(raw)
-    if (!/^\d+$/.test(raw) || n < min || n > max) {
-      this.problem(`${key}: expected a whole number from ${min} to ${max}, got "${raw}"`)
-      return fallback
-    }
-    return n
-  }
-  oneOf<const T extends string>(key: string, values: ReadonlyArray<T>, fallback: T): T {
-    const raw = this.string(key)
-    if (raw === undefined) return fallback
-    const found = values.find((v) => v === raw.toLowerCase())
-    if (found === undefined) {
-      this.problem(`${key}: expected one of ${values.join(", ")}, got "${raw}"`)
-      return fallback
-    }
-    return found
-  }
-  /** Throws every problem found so far, if any. */
-  done(): void {
-    if (this.problems.length > 0) throw new ConfigProblems(this.problems)
-  }
+const urlProblem = (schemes: ReadonlyArray<string>) => `expected a ${schemes.map((s) => `${s}://`).join(" or ")} URL`
+
+const parseUrl = (schemes: ReadonlyArray<string>) => (raw: string): Result.Result<string, string> => {
+  const scheme = schemeOf(raw)
+  return scheme !== undefined && schemes.includes(scheme) ? Result.succeed(raw) : Result.fail(`${urlProblem(schemes)}, got "${raw}"`)
 }
+
+const parseWhole = (min: number, max: number) => (raw: string): Result.Result<number, string> =>
+  /^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max
+    ? Result.succeed(Number(raw))
+    : Result.fail(`expected a whole number from ${min} to ${max}, got "${raw}"`)
+
+const parseOneOf = <const T extends string>(values: ReadonlyArray<T>) => (raw: string): Result.Result<T, string> => {
+  const found = values.find((v) => v === raw.toLowerCase())
+  return found === undefined ? Result.fail(`expected one of ${values.join(", ")}, got "${raw}"`) : Result.succeed(found)
+}
+
+const orElse = <A>(fallback: A) => <E>(self: Effect.Effect<Option.Option<A>, E>): Effect.Effect<A, E> =>
+  Effect.map(self, Option.getOrElse(() => fallback))
+
+export const port = (name: string, fallback: number): Settings<number> => read(key(name, parsePort)).pipe(orElse(fallback))
+export const url = (name: string, schemes: ReadonlyArray<string>): Settings<Option.Option<string>> => read(key(name, parseUrl(schemes)))
+const int = (name: string, fallback: number, min: number, max: number): Settings<number> =>
+  read(key(name, parseWhole(min, max))).pipe(orElse(fallback))
+const oneOf = <const T extends string>(name: string, values: ReadonlyArray<T>, fallback: T): Settings<T> =>
+  read(key(name, parseOneOf(values))).pipe(orElse(fallback))
+const string = (name: string): Settings<Option.Option<string>> => read(text(name))
+const secret = (name: string): Settings<Option.Option<Redacted.Redacted<string>>> => read(secretKey(name))
+const stripSlash = (s: string) => s.replace(/\/+$/, "")
+
+/** Runs `settings` on an environment record (tests, `all` with its dev tokens). */
+export const fromEnv = <A>(env: Env, settings: Settings<A>): Settings<A> =>
+  Effect.provideService(settings, ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({ ...env }))
+
+/** Reads `settings` from `env` at once; throws ConfigProblems (tests and benchmarks). */
+export const readSync = <A>(env: Env, settings: Settings<A>): A => Effect.runSync(fromEnv(env, settings))
 
 export const tokenKeys: Record<Caller, string> = {
   admin: "SVC_INTERNAL_SERVICE_TOKEN_ADMIN",
@@ -95,83 +131,117 @@ export const STAGE_KEY = "SVC_PER_CALLER_TOKEN_REQUIRED"
 export interface TokenPolicy {
   readonly stage: "A" | "B" | "C"
   /** The tokens a receiver accepts from its caller: the caller's own, and the shared one before stage C. */
-  readonly accepted: ReadonlyArray<string>
+  readonly accepted: ReadonlyArray<Redacted.Redacted<string>>
 }
 
-const STAGE_C_VALUES: ReadonlyArray<string> = ["on", "true", "1"]
+const ON_OFF = ["on", "off", "true", "false", "1", "0"] as const
+const isOn = (value: (typeof ON_OFF)[number]) => value === "on" || value === "true" || value === "1"
 
-/** The stage key read once per reader: a bad value is one problem, and every reader of it agrees. */
-const stageCOf = new WeakMap<ConfigReader, boolean>()
+/** The one reading of a flag key (`on`/`off`, `true`/`false`, `1`/`0`), as a Config. */
+const flagConfig = (name: string): Config.Config<boolean> =>
+  key(name, parseOneOf(ON_OFF)).pipe(Config.map(Option.match({ onNone: () => false, onSome: isOn })))
 
-/** Whether stage C is on (`SVC_PER_CALLER_TOKEN_REQUIRED`); in stage C the shared token must be empty. */
-export const readStageC = (config: ConfigReader): boolean => {
-  const known = stageCOf.get(config)
-  if (known !== undefined) return known
-  const stageC = STAGE_C_VALUES.includes(config.oneOf(STAGE_KEY, ["on", "off", "true", "false", "1", "0"], "off"))
-  if (stageC && config.string(SHARED_TOKEN_KEY) !== undefined) {
-    config.problem(`${SHARED_TOKEN_KEY}: must be empty once ${STAGE_KEY}=on (stage C accepts only per-caller tokens)`)
-  }
-  stageCOf.set(config, stageC)
-  return stageC
-}
+/** The stage key, read by one Config everywhere: a receiver and a caller of the same token agree on it. */
+export const stageCConfig = flagConfig(STAGE_KEY)
+
+/** `value`, or every line of `found` when there is one. */
+const unlessProblems = <A>(found: ReadonlyArray<string>, value: A): Settings<A> =>
+  found.length > 0 ? Effect.fail(problems(found)) : Effect.succeed(value)
+
+/**
+ * The migration stage as a caller and a receiver both need it: stage C, the shared token (which
+ * stage C forbids), and the problems found so far. A bad stage value counts as off, so that the
+ * problems of the keys it governs are reported with it.
+ */
+const tokenStage = Effect.gen(function*() {
+  const stage = yield* Effect.result(read(stageCConfig))
+  const shared = yield* secret(SHARED_TOKEN_KEY)
+  const stageC = Result.getOrElse(stage, () => false)
+  const found = [
+    ...(Result.isFailure(stage) ? stage.failure.problems : []),
+    ...(stageC && Option.isSome(shared) ? [`${SHARED_TOKEN_KEY}: must be empty once ${STAGE_KEY}=on (stage C accepts only per-caller tokens)`] : [])
+  ]
+  return { stageC, shared, found }
+})
 
 /** The tokens a receiver for `caller` accepts, by the migration stages of DESIGN section 3. */
-export const readTokenPolicy = (config: ConfigReader, caller: Caller): TokenPolicy => {
-  const stageC = readStageC(config)
-  const shared = config.string(SHARED_TOKEN_KEY)
-  const own = config.string(tokenKeys[caller])
-  if (stageC) {
-    if (own === undefined) config.problem(`${tokenKeys[caller]}: required when ${STAGE_KEY}=on`)
-    return { stage: "C", accepted: own === undefined ? [] : [own] }
-  }
-  const accepted = [own, shared].filter((t): t is string => t !== undefined)
-  if (accepted.length === 0) {
-    config.problem(`${tokenKeys[caller]}: not set (set it, or the shared ${SHARED_TOKEN_KEY} during migration stages A/B)`)
-  }
-  return { stage: own !== undefined && shared !== undefined ? "B" : "A", accepted }
-}
+export const readTokenPolicy = (caller: Caller): Settings<TokenPolicy> =>
+  Effect.gen(function*() {
+    const { found, shared, stageC } = yield* tokenStage
+    const own = yield* secret(tokenKeys[caller])
+    if (stageC) {
+      return yield* Option.isNone(own)
+        ? Effect.fail(problems([...found, `${tokenKeys[caller]}: required when ${STAGE_KEY}=on`]))
+        : unlessProblems<TokenPolicy>(found, { stage: "C", accepted: [own.value] })
+    }
+    const accepted = [own, shared].flatMap((t) => Option.isSome(t) ? [t.value] : [])
+    if (accepted.length === 0) {
+      found.push(`${tokenKeys[caller]}: not set (set it, or the shared ${SHARED_TOKEN_KEY} during migration stages A/B)`)
+    }
+    return yield* unlessProblems<TokenPolicy>(found, { stage: Option.isSome(own) && Option.isSome(shared) ? "B" : "A", accepted })
+  })
 
 /** The token a caller presents: its own key, or the shared one before stage C. */
-export const readCallerToken = (config: ConfigReader, caller: Caller): string | undefined => {
-  const stageC = readStageC(config)
-  const own = config.string(tokenKeys[caller])
-  if (stageC) {
-    if (own === undefined) config.problem(`${tokenKeys[caller]}: required when ${STAGE_KEY}=on`)
-    return own
-  }
-  const token = own ?? config.string(SHARED_TOKEN_KEY)
-  if (token === undefined) config.problem(`${tokenKeys[caller]}: not set (nor the shared ${SHARED_TOKEN_KEY})`)
-  return token
-}
+export const readCallerToken = (caller: Caller): Settings<Redacted.Redacted<string>> =>
+  Effect.gen(function*() {
+    const { found, shared, stageC } = yield* tokenStage
+    const own = yield* secret(tokenKeys[caller])
+    const token = stageC ? own : Option.orElse(own, () => shared)
+    if (Option.isNone(token)) {
+      return yield* Effect.fail(problems([
+        ...found,
+        stageC ? `${tokenKeys[caller]}: required when ${STAGE_KEY}=on` : `${tokenKeys[caller]}: not set (nor the shared ${SHARED_TOKEN_KEY})`
+      ]))
+    }
+    return yield* unlessProblems(found, token.value)
+  })
 
 export interface LogSettings {
   readonly level: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "none"
   readonly format: "json" | "pretty"
 }
 
-export const readLogSettings = (config: ConfigReader): LogSettings => ({
-  level: config.oneOf("LOG_LEVEL", ["trace", "debug", "info", "warn", "error", "fatal", "none"], "info"),
-  format: config.oneOf("LOG_FORMAT", ["json", "pretty"], "pretty")
+export const readLogSettings: Settings<LogSettings> = all({
+  level: oneOf("LOG_LEVEL", ["trace", "debug", "info", "warn", "error", "fatal", "none"], "info"),
+  format: oneOf("LOG_FORMAT", ["json", "pretty"], "pretty")
 })
 
-export const readDatabaseUrl = (config: ConfigReader): string | undefined =>
-  config.url("DATABASE_URL", ["postgres", "postgresql"], { secret: true })
+const DATABASE_SCHEMES = ["postgres", "postgresql"]
+
+/** DATABASE_URL as a Config: Redacted (it carries a password), a postgres:// URL; None when unset (embedded PostgreSQL). */
+export const databaseUrlConfig: Config.Config<Option.Option<Redacted.Redacted<string>>> = secretKey("DATABASE_URL").pipe(
+  Config.mapEffect((found): Effect.Effect<Option.Option<Redacted.Redacted<string>>, Config.ConfigError> => {
+    if (Option.isNone(found)) return Effect.succeedNone
+    const scheme = schemeOf(Redacted.value(found.value))
+    // The URL's value is never shown: it carries the password.
+    return scheme !== undefined && DATABASE_SCHEMES.includes(scheme)
+      ? Effect.succeed(found)
+      : Effect.fail(invalid("DATABASE_URL", urlProblem(DATABASE_SCHEMES)))
+  })
+)
+
+/** DATABASE_URL; undefined: the embedded PostgreSQL. */
+export const readDatabaseUrl: Settings<Redacted.Redacted<string> | undefined> = read(databaseUrlConfig).pipe(Effect.map(Option.getOrUndefined))
 
 export interface LlmSettings {
-  readonly apiKey: string | undefined
+  readonly apiKey: Redacted.Redacted<string> | undefined
   readonly model: string
   readonly baseUrl: string
 }
 
-export const readLlmSettings = (config: ConfigReader): LlmSettings => {
-  const apiKey = config.string("SVC_RECON_LLM_API_KEY")
-  const model = config.string("SVC_RECON_LLM_MODEL")
-  const baseUrl = config.url("SVC_RECON_LLM_BASE_URL", ["http", "https"]) ?? "https://api.openai.com/v1"
-  if (apiKey !== undefined && model === undefined) {
-    config.problem("SVC_RECON_LLM_MODEL: required when SVC_RECON_LLM_API_KEY is set")
-  }
-  return { apiKey, model: model ?? "", baseUrl }
-}
+export const readLlmSettings: Settings<LlmSettings> = all({
+  apiKey: secret("SVC_RECON_LLM_API_KEY"),
+  model: string("SVC_RECON_LLM_MODEL"),
+  baseUrl: url("SVC_RECON_LLM_BASE_URL", ["http", "https"])
+}).pipe(Effect.flatMap(({ apiKey, baseUrl, model }) =>
+  Option.isSome(apiKey) && Option.isNone(model)
+    ? problem("SVC_RECON_LLM_MODEL: required when SVC_RECON_LLM_API_KEY is set")
+    : Effect.succeed({
+      apiKey: Option.getOrUndefined(apiKey),
+      model: Option.getOrElse(model, () => ""),
+      baseUrl: Option.getOrElse(baseUrl, () => "https://api.openai.com/v1")
+    })
+))
 
 export interface ReconSettings {
   readonly port: number
@@ -180,41 +250,47 @@ export interface ReconSettings {
   readonly pushPublicUrl: string
 }
 
-export const readReconSettings = (config: ConfigReader): ReconSettings => {
-  const pushPort = config.port("SVC_PUSH_PORT", 8019)
-  return {
-    port: config.port("SVC_RECON_PORT", 8017),
-    tokens: readTokenPolicy(config, "admin"),
-    llm: readLlmSettings(config),
-    // Where phones reach the worker's push listener; the webhook_url of a registration starts with it.
-    pushPublicUrl: (config.url("SVC_PUSH_PUBLIC_URL", ["http", "https"]) ?? `http://127.0.0.1:${pushPort}`).replace(/\/+$/, "")
-  }
-}
+export const readReconSettings: Settings<ReconSettings> = all({
+  port: port("SVC_RECON_PORT", 8017),
+  tokens: readTokenPolicy("admin"),
+  llm: readLlmSettings,
+  // Where phones reach the worker's push listener; the webhook_url of a registration starts with it.
+  pushPublicUrl: all({ publicUrl: url("SVC_PUSH_PUBLIC_URL", ["http", "https"]), pushPort: port("SVC_PUSH_PORT", 8019) }).pipe(
+    Effect.map(({ publicUrl, pushPort }) => stripSlash(Option.getOrElse(publicUrl, () => `http://127.0.0.1:${pushPort}`)))
+  )
+})
 
 export interface ChatbotSettings {
   readonly enabled: boolean
   /** The bot token; a secret (it is part of every Bot API URL), never logged. */
-  readonly token: string | undefined
+  readonly token: Redacted.Redacted<string> | undefined
   readonly apiUrl: string
   /** Chats whose text messages are ingested; others are skipped. */
   readonly chatIds: ReadonlyArray<string>
 }
 
-export const readChatbotSettings = (config: ConfigReader): ChatbotSettings => {
-  const flag = config.oneOf("SVC_RECON_CHATBOT_ENABLED", ["on", "off", "true", "false", "1", "0"], "off")
-  const enabled = flag === "on" || flag === "true" || flag === "1"
-  const token = config.string("SVC_RECON_CHATBOT_TOKEN")
-  const apiUrl = (config.url("SVC_RECON_CHATBOT_API_URL", ["http", "https"]) ?? "https://api.telegram.org").replace(/\/+$/, "")
-  const rawIds = config.string("SVC_RECON_CHATBOT_CHAT_IDS")
-  const chatIds = rawIds === undefined ? [] : rawIds.split(",").map((id) => id.trim()).filter((id) => id !== "")
-  for (const id of chatIds) {
-    // Updates carry the numeric chat id, so that is what is compared.
-    if (!/^-?\d+$/.test(id)) config.problem(`SVC_RECON_CHATBOT_CHAT_IDS: "${id}" is not a numeric chat id`)
-  }
-  if (enabled && token === undefined) config.problem("SVC_RECON_CHATBOT_TOKEN: required when SVC_RECON_CHATBOT_ENABLED is on")
-  if (enabled && chatIds.length === 0) config.problem("SVC_RECON_CHATBOT_CHAT_IDS: required when SVC_RECON_CHATBOT_ENABLED is on (comma-separated chat ids)")
-  return { enabled, token, apiUrl, chatIds }
-}
+/** Comma-separated numeric chat ids (updates carry the numeric chat id, so that is what is compared). */
+const chatIds: Settings<ReadonlyArray<string>> = string("SVC_RECON_CHATBOT_CHAT_IDS").pipe(Effect.flatMap((raw) => {
+  const ids = Option.match(raw, { onNone: () => [], onSome: (s) => s.split(",").map((id) => id.trim()).filter((id) => id !== "") })
+  const bad = ids.filter((id) => !/^-?\d+$/.test(id))
+  return bad.length === 0
+    ? Effect.succeed(ids)
+    : Effect.fail(problems(bad.map((id) => `SVC_RECON_CHATBOT_CHAT_IDS: "${id}" is not a numeric chat id`)))
+}))
+
+export const readChatbotSettings: Settings<ChatbotSettings> = all({
+  enabled: read(flagConfig("SVC_RECON_CHATBOT_ENABLED")),
+  token: secret("SVC_RECON_CHATBOT_TOKEN"),
+  apiUrl: url("SVC_RECON_CHATBOT_API_URL", ["http", "https"]).pipe(Effect.map((u) => stripSlash(Option.getOrElse(u, () => "https://api.telegram.org")))),
+  chatIds
+}).pipe(Effect.flatMap(({ apiUrl, chatIds, enabled, token }) =>
+  all({
+    token: enabled && Option.isNone(token) ? problem("SVC_RECON_CHATBOT_TOKEN: required when SVC_RECON_CHATBOT_ENABLED is on") : Effect.void,
+    chatIds: enabled && chatIds.length === 0
+      ? problem("SVC_RECON_CHATBOT_CHAT_IDS: required when SVC_RECON_CHATBOT_ENABLED is on (comma-separated chat ids)")
+      : Effect.void
+  }).pipe(Effect.as({ enabled, token: Option.getOrUndefined(token), apiUrl, chatIds }))
+))
 
 export interface WorkerSettings {
   readonly port: number
@@ -227,24 +303,26 @@ export interface WorkerSettings {
   readonly callerToken: Redacted.Redacted<string> | undefined
 }
 
+/** A service's base URL: `key`, or the service on this host at its port (`portKey`). */
+const localUrl = (name: string, portKey: string, fallbackPort: number): Settings<string> =>
+  url(name, ["http", "https"]).pipe(
+    Effect.flatMap(Option.match({ onSome: Effect.succeed, onNone: () => Effect.map(port(portKey, fallbackPort), (p) => `http://127.0.0.1:${p}`) })),
+    Effect.map(stripSlash)
+  )
+
 /**
  * WALLET_SERVICE_URL and ADMIN_SERVICE_URL default to the services on this host at their ports
  * (SVC_WALLET_PORT, SVC_ADMIN_PORT: what `all` and a one-host deployment run); set them when the
  * services run elsewhere.
  */
-export const readWorkerSettings = (config: ConfigReader): WorkerSettings => {
-  const local = (key: string, portKey: string, port: number) =>
-    (config.url(key, ["http", "https"]) ?? `http://127.0.0.1:${config.port(portKey, port)}`).replace(/\/+$/, "")
-  const token = readCallerToken(config, "recon")
-  return {
-    port: config.port("SVC_PUSH_PORT", 8019),
-    heartbeatFile: config.string("SVC_WORKER_HEARTBEAT_FILE") ?? "/tmp/recon-worker.heartbeat",
-    chatbot: readChatbotSettings(config),
-    walletUrl: local("WALLET_SERVICE_URL", "SVC_WALLET_PORT", 8018),
-    adminUrl: local("ADMIN_SERVICE_URL", "SVC_ADMIN_PORT", 8016),
-    callerToken: token === undefined ? undefined : Redacted.make(token)
-  }
-}
+export const readWorkerSettings: Settings<WorkerSettings> = all({
+  port: port("SVC_PUSH_PORT", 8019),
+  heartbeatFile: string("SVC_WORKER_HEARTBEAT_FILE").pipe(orElse("/tmp/recon-worker.heartbeat")),
+  chatbot: readChatbotSettings,
+  walletUrl: localUrl("WALLET_SERVICE_URL", "SVC_WALLET_PORT", 8018),
+  adminUrl: localUrl("ADMIN_SERVICE_URL", "SVC_ADMIN_PORT", 8016),
+  callerToken: readCallerToken("recon")
+})
 
 export interface WalletSettings {
   readonly port: number
@@ -252,9 +330,9 @@ export interface WalletSettings {
   readonly tokens: TokenPolicy
 }
 
-export const readWalletSettings = (config: ConfigReader): WalletSettings => ({
-  port: config.port("SVC_WALLET_PORT", 8018),
-  tokens: readTokenPolicy(config, "recon")
+export const readWalletSettings: Settings<WalletSettings> = all({
+  port: port("SVC_WALLET_PORT", 8018),
+  tokens: readTokenPolicy("recon")
 })
 
 export interface AdminSettings {
@@ -263,33 +341,34 @@ export interface AdminSettings {
   readonly syncTokens: TokenPolicy
   /** recon_service's base URL and the admin token presented to it. */
   readonly reconUrl: string
-  readonly reconToken: string
+  readonly reconToken: Redacted.Redacted<string>
   /** The worker's push/health port, for the dashboard's loop health. */
   readonly workerHealthUrl: string | undefined
   /** Sign-in attempts per account and per address within 15 minutes. */
   readonly signInLimits: SignInLimitSettings
 }
 
-/** `local` fills in the URLs of the services `all` runs in the same process. */
-export const readAdminSettings = (config: ConfigReader, local?: { readonly reconPort: number; readonly pushPort: number }): AdminSettings => {
-  const reconUrl = config.url("RECON_SERVICE_URL", ["http", "https"]) ??
-    (local === undefined ? undefined : `http://127.0.0.1:${local.reconPort}`)
-  if (reconUrl === undefined) config.problem("RECON_SERVICE_URL: required (base URL of recon_service, e.g. http://127.0.0.1:8017)")
-  const workerHealthUrl = config.url("WORKER_HEALTH_URL", ["http", "https"]) ??
-    (local === undefined ? undefined : `http://127.0.0.1:${local.pushPort}`)
-  return {
-    port: config.port("SVC_ADMIN_PORT", 8016),
-    syncTokens: readTokenPolicy(config, "recon"),
-    reconUrl: (reconUrl ?? "").replace(/\/+$/, ""),
-    reconToken: readCallerToken(config, "admin") ?? "",
-    workerHealthUrl: workerHealthUrl?.replace(/\/+$/, ""),
-    signInLimits: {
-      ...defaultSignInLimits,
-      perAccount: config.int("SVC_ADMIN_SIGNIN_MAX_PER_ACCOUNT", defaultSignInLimits.perAccount, 1, 1_000_000),
-      perAddress: config.int("SVC_ADMIN_SIGNIN_MAX_PER_ADDRESS", defaultSignInLimits.perAddress, 1, 1_000_000)
-    }
-  }
-}
+/** `local` (under `all`): the URLs of the recon and worker ports of the same process, where no URL is set. */
+export const readAdminSettings = (local?: { readonly reconPort: number; readonly pushPort: number }): Settings<AdminSettings> =>
+  all({
+    port: port("SVC_ADMIN_PORT", 8016),
+    syncTokens: readTokenPolicy("recon"),
+    reconUrl: url("RECON_SERVICE_URL", ["http", "https"]).pipe(Effect.flatMap((found) =>
+      Option.isSome(found)
+        ? Effect.succeed(stripSlash(found.value))
+        : local === undefined
+        ? problem("RECON_SERVICE_URL: required (base URL of recon_service, e.g. http://127.0.0.1:8017)")
+        : Effect.succeed(`http://127.0.0.1:${local.reconPort}`)
+    )),
+    reconToken: readCallerToken("admin"),
+    workerHealthUrl: url("WORKER_HEALTH_URL", ["http", "https"]).pipe(Effect.map((found) =>
+      Option.isSome(found) ? stripSlash(found.value) : local === undefined ? undefined : `http://127.0.0.1:${local.pushPort}`
+    )),
+    signInLimits: all({
+      perAccount: int("SVC_ADMIN_SIGNIN_MAX_PER_ACCOUNT", defaultSignInLimits.perAccount, 1, 1_000_000),
+      perAddress: int("SVC_ADMIN_SIGNIN_MAX_PER_ADDRESS", defaultSignInLimits.perAddress, 1, 1_000_000)
+    }).pipe(Effect.map((limits) => ({ ...defaultSignInLimits, ...limits })))
+  })
 
 /**
  * Dev tokens for `all` when none are configured: made at the first start and kept in `file`
@@ -299,7 +378,7 @@ export const readAdminSettings = (config: ConfigReader, local?: { readonly recon
 export const withDevTokens = (env: Env, file: string): { readonly env: Env; readonly generated: Record<string, string>; readonly file?: string } => {
   const has = (key: string) => (env[key] ?? "").trim() !== ""
   // Not in stage C: whoever turned it on configures real per-caller tokens.
-  const stageC = STAGE_C_VALUES.includes((env[STAGE_KEY] ?? "").trim().toLowerCase())
+  const stageC = Effect.runSync(fromEnv(env, read(stageCConfig)).pipe(Effect.orElseSucceed(() => false)))
   if (stageC || has(SHARED_TOKEN_KEY) || has(tokenKeys.admin) || has(tokenKeys.recon)) return { env, generated: {} }
   const kept: Record<string, string> = {}
   if (existsSync(file)) {
@@ -333,26 +412,28 @@ export interface HttpSettings {
 
 export const BIND_HOST_KEY = "SVC_BIND_HOST"
 
+/** An IP address, "localhost", or "*" (all interfaces: undefined). */
+const parseHost = (raw: string): Result.Result<Option.Option<string>, string> =>
+  raw === "*"
+    ? Result.succeed(Option.none())
+    : raw === "localhost" || isIP(raw) !== 0
+    ? Result.succeed(Option.some(raw))
+    : Result.fail(`expected an IP address, "localhost" or "*" (all interfaces), got "${raw}"`)
+
 /**
  * The servers' bind address and connection limits. `all` (a developer's machine) binds loopback
  * by default, the single-service commands (containers) every interface.
  */
-export const readHttpSettings = (config: ConfigReader, defaultHost: "loopback" | "all"): HttpSettings => {
-  const raw = config.string(BIND_HOST_KEY)
-  const valid = raw === undefined || raw === "*" || raw === "localhost" || isIP(raw) !== 0
-  if (!valid) config.problem(`${BIND_HOST_KEY}: expected an IP address, "localhost" or "*" (all interfaces), got "${raw}"`)
-  const host = raw === undefined || !valid ? (defaultHost === "loopback" ? "127.0.0.1" : undefined) : raw === "*" ? undefined : raw
-  const int = config.int.bind(config)
-  const headersTimeoutMs = int("SVC_HTTP_HEADERS_TIMEOUT_MS", 10_000, 10, 600_000)
-  const requestTimeoutMs = int("SVC_HTTP_REQUEST_TIMEOUT_MS", 30_000, 10, 3_600_000)
-  if (headersTimeoutMs > requestTimeoutMs) {
-    config.problem("SVC_HTTP_HEADERS_TIMEOUT_MS: must not exceed SVC_HTTP_REQUEST_TIMEOUT_MS")
-  }
-  return {
-    host,
-    headersTimeoutMs,
-    requestTimeoutMs,
+export const readHttpSettings = (defaultHost: "loopback" | "all"): Settings<HttpSettings> =>
+  all({
+    host: read(key(BIND_HOST_KEY, parseHost)).pipe(Effect.map(Option.match({
+      onNone: () => defaultHost === "loopback" ? "127.0.0.1" : undefined,
+      onSome: Option.getOrUndefined
+    }))),
+    headersTimeoutMs: int("SVC_HTTP_HEADERS_TIMEOUT_MS", 10_000, 10, 600_000),
+    requestTimeoutMs: int("SVC_HTTP_REQUEST_TIMEOUT_MS", 30_000, 10, 3_600_000),
     keepAliveTimeoutMs: int("SVC_HTTP_KEEPALIVE_TIMEOUT_MS", 5_000, 10, 600_000),
     maxConnections: int("SVC_HTTP_MAX_CONNECTIONS", 1_024, 2, 1_000_000)
-  }
-}
+  }).pipe(Effect.tap(({ headersTimeoutMs, requestTimeoutMs }) =>
+    headersTimeoutMs > requestTimeoutMs ? problem("SVC_HTTP_HEADERS_TIMEOUT_MS: must not exceed SVC_HTTP_REQUEST_TIMEOUT_MS") : Effect.void
+  ))

@@ -3,17 +3,34 @@
 // SIGTERM/SIGINT as a graceful stop (exit 0, in-flight work bounded to 10 s, the embedded
 // database stopped last on every path), and exit 1 when the program itself gives up.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Cause, Data, Effect, Exit, Layer, Logger, Option, References } from "effect"
+import { Cause, Context, Data, Deferred, Effect, Exit, Layer, Logger, Option, References, Result } from "effect"
 import { HttpServerError } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { DatabaseLive } from "../db/Database.ts"
 import { stopOwnedClusters } from "../db/EmbeddedPostgres.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { beginStopping } from "../health/Stopping.ts"
-import { ConfigProblems, ConfigReader, type Env, type LogSettings, readDatabaseUrl, readLogSettings } from "./AppConfig.ts"
+import { all, type Env, fromEnv, type LogSettings, readDatabaseUrl, readLogSettings, type Settings } from "./AppConfig.ts"
 
 /** A failure the user can act on (an unreachable database, …): printed as its one line, exit 1. */
 export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly message: string }> {}
+
+/** The process-wide "stop with exit 1": a part that cannot go on (the worker's supervisor gave up) stops the program. */
+export class Fatal extends Context.Service<Fatal, {
+  /** The program's layers close in order, then the process exits 1 with `error`. */
+  readonly stop: (error: unknown) => Effect.Effect<void>
+}>()("recon/config/Runner/Fatal") {
+  /** Fatal as a `deferred` that fails with the error (tests await it). */
+  static readonly layerOn = (deferred: Deferred.Deferred<never, unknown>) =>
+    Layer.succeed(Fatal, { stop: (error) => Effect.asVoid(Deferred.fail(deferred, error)) })
+}
+
+/** Runs an application until it is interrupted, or until Fatal stops it: then its layers close in order and the error is the result (exit 1). */
+export const launchUntilFatal = <E>(app: Layer.Layer<never, E, Fatal>) =>
+  Effect.gen(function*() {
+    const fatal = yield* Deferred.make<never, unknown>()
+    return yield* Effect.raceFirst(Layer.launch(Layer.provide(app, Fatal.layerOn(fatal))), Deferred.await(fatal))
+  })
 
 const levels = {
   trace: "Trace", debug: "Debug", info: "Info", warn: "Warn", error: "Error", fatal: "Fatal", none: "None"
@@ -26,20 +43,12 @@ export const loggingLayer = (log: LogSettings) =>
     Layer.succeed(References.MinimumLogLevel, levels[log.level])
   )
 
-/** Reads the configuration with `read`; on problems prints one line each and exits 2. */
-export const readConfigOrExit = <A>(env: Env, read: (config: ConfigReader) => A): A => {
-  const config = new ConfigReader(env)
-  try {
-    const value = read(config)
-    config.done()
-    return value
-  } catch (error) {
-    if (error instanceof ConfigProblems) {
-      for (const line of error.problems) process.stderr.write(`config: ${line}\n`)
-      process.exit(2)
-    }
-    throw error
-  }
+/** Reads `settings` from `env` (through effect Config); on problems prints one line each and exits 2. */
+export const readConfigOrExit = <A>(env: Env, settings: Settings<A>): A => {
+  const result = Effect.runSync(Effect.result(fromEnv(env, settings)))
+  if (Result.isSuccess(result)) return result.success
+  for (const line of result.failure.problems) process.stderr.write(`config: ${line}\n`)
+  return process.exit(2)
 }
 
 /** A failure the user can act on, as one line (anything else is printed with its cause). */
@@ -87,13 +96,15 @@ export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = pro
   })
 }
 
-/** What a one-shot command on the database reads: DATABASE_URL and logging (exit 2 on a problem). */
-export const readDatabaseCommandSettings = (env: Env) =>
-  readConfigOrExit(env, (config) => ({ databaseUrl: readDatabaseUrl(config), log: readLogSettings(config) }))
+/** What a one-shot command on the database reads: DATABASE_URL and logging. */
+export const databaseCommandSettings = all({ databaseUrl: readDatabaseUrl, log: readLogSettings })
+
+/** What a one-shot command on the database reads, read now (exit 2 on a problem). */
+export const readDatabaseCommandSettings = (env: Env) => readConfigOrExit(env, databaseCommandSettings)
 
 /** Runs a one-shot command's program after the pending migrations, on its database, to its exit. */
 export const runOnDatabase = <A, E>(
-  settings: ReturnType<typeof readDatabaseCommandSettings>,
+  settings: Effect.Success<typeof databaseCommandSettings>,
   program: Effect.Effect<A, E, SqlClient.SqlClient>
 ) =>
   Effect.runPromiseExit(runMigrations().pipe(

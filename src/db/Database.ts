@@ -21,12 +21,12 @@ export class DatabaseUrl extends Context.Service<DatabaseUrl, {
    * DATABASE_URL when set; else start (or reuse) the embedded cluster in `dataDir` (./.data/pg).
    * Released last: the pool built on it is closed first, then the embedded server stops (one line each).
    */
-  static readonly layer = (databaseUrl: string | undefined, dataDir = EMBEDDED_DATA_DIR) =>
+  static readonly layer = (databaseUrl: Redacted.Redacted<string> | undefined, dataDir = EMBEDDED_DATA_DIR) =>
     Layer.effect(
       DatabaseUrl,
       Effect.gen(function*() {
-        if (databaseUrl !== undefined && databaseUrl !== "") {
-          return { url: Redacted.make(databaseUrl), embedded: false }
+        if (databaseUrl !== undefined) {
+          return { url: databaseUrl, embedded: false }
         }
         const cluster = yield* Effect.acquireRelease(
           Effect.tryPromise({
@@ -85,7 +85,7 @@ const reachable = (url: Redacted.Redacted<string>) =>
   }))
 
 /** SqlClient + PgClient on DATABASE_URL or the embedded server. */
-export const DatabaseLive = (databaseUrl: string | undefined, dataDir?: string) => {
+export const DatabaseLive = (databaseUrl: Redacted.Redacted<string> | undefined, dataDir?: string) => {
   let connected = false
   return Layer.unwrap(Effect.gen(function*() {
     const { url } = yield* DatabaseUrl

@@ -2,7 +2,10 @@
 // pending deposits for people and scripts, written as the platform writes them (README). `create`
 // prints only the new deposit's id on stdout. Exit 0 done, 1 refused or the database failed, 2 bad
 // usage or configuration (one line).
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
+import { CliError, Command, Flag } from "effect/cli"
+import { outcome } from "../commands/Cli.ts"
+import { find } from "../commands/Commands.ts"
 import { SqlError } from "effect/sql"
 import { readDatabaseCommandSettings, runOnDatabase } from "../config/Runner.ts"
 import { AmbiguousPlayer, DEPOSIT_STATUSES, type DepositRow, type DepositStatus, DepositStore } from "../db/DepositStore.ts"
@@ -13,23 +16,6 @@ const USAGE = "usage: deposit create --player NAME --amount N [--owner NAME] | d
 const exit = (code: 0 | 1 | 2, text: string): never => {
   ;(code === 0 ? process.stdout : process.stderr).write(text === "" ? "" : `${text}\n`)
   process.exit(code)
-}
-
-/** `--key value` / `--key=value` pairs of the allowed keys, each at most once; a problem line otherwise. */
-export const parseOptions = (args: ReadonlyArray<string>, allowed: ReadonlyArray<string>): Record<string, string> | string => {
-  const options: Record<string, string> = {}
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    const match = /^--([a-z]+)(?:=(.*))?$/s.exec(arg)
-    if (match === null) return `unexpected argument "${arg}"`
-    const key = match[1]!
-    if (!allowed.includes(key)) return `unknown option --${key}`
-    if (key in options) return `--${key} given twice`
-    const value = match[2] ?? args[++i]
-    if (value === undefined) return `--${key} needs a value`
-    options[key] = value
-  }
-  return options
 }
 
 /** A person's name as a bank SMS shows it: 1-200 characters, no control characters, trimmed. */
@@ -45,35 +31,71 @@ const nameProblem = (key: string, value: string): string | undefined =>
 type Parsed =
   | { readonly _tag: "Create"; readonly player: string; readonly amount: string; readonly owner: string | undefined }
   | { readonly _tag: "List"; readonly status: DepositStatus | undefined; readonly limit: number }
+  | { readonly _tag: "Help" }
+
+const checkCreate = (options: { readonly player: string; readonly amount: string; readonly owner: Option.Option<string> }): Parsed | string => {
+  const owner = Option.getOrUndefined(options.owner)
+  const problem = nameProblem("player", options.player) ?? (owner === undefined ? undefined : nameProblem("owner", owner))
+  if (problem !== undefined) return problem
+  const amount = parseAmount(options.amount)
+  if (amount === undefined || /^0+(\.0+)?$/.test(amount)) {
+    return `--amount: expected a positive amount such as 50000 or 12.50, got "${options.amount}"`
+  }
+  return { _tag: "Create", player: options.player.trim(), amount, owner: owner?.trim() }
+}
+
+const checkList = (options: { readonly status: Option.Option<string>; readonly limit: Option.Option<string> }): Parsed | string => {
+  const status = Option.getOrUndefined(options.status)
+  if (status !== undefined && !(DEPOSIT_STATUSES as ReadonlyArray<string>).includes(status)) {
+    return `--status: expected one of ${DEPOSIT_STATUSES.join(", ")}, got "${status}"`
+  }
+  const raw = Option.getOrElse(options.limit, () => "50")
+  const limit = Number(raw)
+  if (!/^\d+$/.test(raw) || limit < 1 || limit > 10_000) return `--limit: expected a number from 1 to 10000, got "${raw}"`
+  return { _tag: "List", status: status as DepositStatus | undefined, limit }
+}
+
+/** `deposit create|list` on effect/cli; each handler hands its request (or problem) to `done`. */
+const depositCommand = (done: (parsed: Parsed | string) => void) =>
+  Command.make("deposit").pipe(Command.withSubcommands([
+    Command.make("create", {
+      player: Flag.String("player").pipe(Flag.withMetavar("NAME"), Flag.withDescription("the player, as the bank SMS names them")),
+      amount: Flag.String("amount").pipe(Flag.withMetavar("N"), Flag.withDescription("a positive amount such as 50000 or 12.50")),
+      owner: Flag.String("owner").pipe(Flag.withMetavar("NAME"), Flag.withDescription("the bank account's owner (default: the player)"), Flag.optional)
+    }, (options) => Effect.sync(() => done(checkCreate(options)))),
+    Command.make("list", {
+      status: Flag.String("status").pipe(Flag.withDescription(DEPOSIT_STATUSES.join("|")), Flag.optional),
+      limit: Flag.String("limit").pipe(Flag.withMetavar("N"), Flag.withDescription("1-10000 (default 50)"), Flag.optional)
+    }, (options) => Effect.sync(() => done(checkList(options))))
+  ]))
+
+/** effect/cli's parse error in this command's words. */
+const problemOf = (error: CliError.CliError | undefined): string => {
+  // No subcommand: effect/cli asks for help with no error.
+  if (error === undefined) return "a subcommand is required"
+  switch (error._tag) {
+    case "UnknownSubcommand":
+      return `unknown subcommand "${error.subcommand}"`
+    case "MissingOption":
+      return `--${error.option} is required`
+    case "UnrecognizedOption":
+      return `unknown option ${error.option}`
+    case "UnexpectedArgument":
+      return `unexpected argument "${error.arguments[0] ?? ""}"`
+    case "InvalidValue":
+      return error.value === "" ? `--${error.option} needs a value` : `--${error.option} given twice`
+    default:
+      return error.message
+  }
+}
 
 /** The command line as a request, or the one line saying what is wrong with it. */
 export const parseArgs = (args: ReadonlyArray<string>): Parsed | string => {
-  const [sub, ...rest] = args
-  if (sub === "create") {
-    const options = parseOptions(rest, ["player", "amount", "owner"])
-    if (typeof options === "string") return options
-    if (options.player === undefined) return "--player is required"
-    if (options.amount === undefined) return "--amount is required"
-    const problem = nameProblem("player", options.player) ?? (options.owner === undefined ? undefined : nameProblem("owner", options.owner))
-    if (problem !== undefined) return problem
-    const amount = parseAmount(options.amount)
-    if (amount === undefined || /^0+(\.0+)?$/.test(amount)) {
-      return `--amount: expected a positive amount such as 50000 or 12.50, got "${options.amount}"`
-    }
-    return { _tag: "Create", player: options.player.trim(), amount, owner: options.owner?.trim() }
-  }
-  if (sub === "list") {
-    const options = parseOptions(rest, ["status", "limit"])
-    if (typeof options === "string") return options
-    const status = options.status
-    if (status !== undefined && !(DEPOSIT_STATUSES as ReadonlyArray<string>).includes(status)) {
-      return `--status: expected one of ${DEPOSIT_STATUSES.join(", ")}, got "${status}"`
-    }
-    const limit = options.limit === undefined ? 50 : Number(options.limit)
-    if (!/^\d+$/.test(options.limit ?? "50") || limit < 1 || limit > 10_000) return `--limit: expected a number from 1 to 10000, got "${options.limit}"`
-    return { _tag: "List", status: status as DepositStatus | undefined, limit }
-  }
-  return sub === undefined ? "a subcommand is required" : `unknown subcommand "${sub}"`
+  let parsed: Parsed | string = "a subcommand is required"
+  const result = Effect.runSync(outcome(depositCommand((p) => (parsed = p)), args))
+  if (result._tag === "Help") return { _tag: "Help" }
+  if (result._tag === "Invalid") return problemOf(result.errors[0])
+  return parsed
 }
 
 const COLUMNS = ["id", "player_id", "player", "from_bank_owner", "amount", "status", "task_status", "sms_id", "created_at", "approved_at"] as const
@@ -85,6 +107,7 @@ export const formatList = (rows: ReadonlyArray<DepositRow>): string =>
 export const main = async (args: ReadonlyArray<string>) => {
   const parsed = parseArgs(args)
   if (typeof parsed === "string") return exit(2, `deposit: ${parsed}\n${USAGE}`)
+  if (parsed._tag === "Help") return exit(0, find("deposit")!.help!)
   // Logs below warnings would mix with the id a script reads from stdout.
   const settings = readDatabaseCommandSettings({ LOG_LEVEL: "warn", ...process.env })
   const result = await runOnDatabase(settings, Effect.gen(function*() {

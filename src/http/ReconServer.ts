@@ -24,7 +24,7 @@ export const HealthRoute = Layer.unwrap(Effect.gen(function*() {
     )))
 }))
 
-const openApiRoute = (accepted: ReadonlyArray<string>) => {
+const openApiRoute = (accepted: ReadonlyArray<Redacted.Redacted<string>>) => {
   const matches = tokenMatcher(accepted)
   const document = OpenApi.fromApi(ReconApi)
   return HttpRouter.add("GET", "/internal/recon/openapi.json", Effect.gen(function*() {
@@ -48,11 +48,7 @@ export const reconRoutes = (settings: ReconSettings) =>
     EnvelopeMiddleware
   ).pipe(
     Layer.provide(ReconStore.layer),
-    Layer.provide(LlmClient.layer({
-      apiKey: settings.llm.apiKey === undefined ? undefined : Redacted.make(settings.llm.apiKey),
-      model: settings.llm.model,
-      baseUrl: settings.llm.baseUrl
-    })),
+    Layer.provide(LlmClient.layer(settings.llm)),
     Layer.provide(FetchHttpClient.layer)
   )
 

@@ -9,8 +9,8 @@ import { fail } from "./Envelope.ts"
 const digest = (token: string) => createHash("sha256").update(token, "utf8").digest()
 
 /** A check of presented tokens against the accepted ones that takes the same time whichever matches. */
-export const tokenMatcher = (accepted: ReadonlyArray<string>) => {
-  const digests = accepted.map(digest)
+export const tokenMatcher = (accepted: ReadonlyArray<Redacted.Redacted<string>>) => {
+  const digests = accepted.map((token) => digest(Redacted.value(token)))
   return (presented: string): boolean => {
     const candidate = digest(presented)
     let match = false
@@ -26,7 +26,7 @@ export const isJson = (contentType: string | undefined) =>
 export const declaredTooLarge = (contentLength: string | undefined) =>
   contentLength !== undefined && Number(contentLength) > MAX_BODY_BYTES
 
-export const CallerAuthLive = (accepted: ReadonlyArray<string>) => {
+export const CallerAuthLive = (accepted: ReadonlyArray<Redacted.Redacted<string>>) => {
   const matches = tokenMatcher(accepted)
   return Layer.succeed(CallerAuth, {
     token: (httpEffect, { credential }) =>

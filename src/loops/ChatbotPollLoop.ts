@@ -1,6 +1,6 @@
 // chatbot_poll_loop: Telegram getUpdates long poll; text messages from the configured chats are
 // stored as SMS of device `chatbot:<chat_id>`, with the update offset in the same transaction.
-import { Context, DateTime, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type SqlConnection } from "effect/sql"
 import {
   nextOffset,
@@ -95,7 +95,7 @@ export const ChatbotPollLoop: Loop = {
     const sql = yield* SqlClient.SqlClient
     const kicks = yield* Kicks
     const store = Context.get(yield* Layer.build(IngestStore.layer), IngestStore)
-    const telegram = yield* TelegramClient.make({ apiUrl: chatbot.apiUrl, token: Redacted.make(token) })
+    const telegram = yield* TelegramClient.make({ apiUrl: chatbot.apiUrl, token })
     const chats = new Set(chatbot.chatIds)
     // Epoch millis before which Telegram asked us not to call (429 retry_after, 409 pause).
     let notBefore = 0

@@ -2,13 +2,14 @@
 // PostgreSQL LISTEN/NOTIFY, with the heartbeat file and the push/health port beside them.
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Deferred, Effect, Layer, Queue, Schedule } from "effect"
+import { Cause, Context, Effect, Layer, Queue, Schedule } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { AdminClient } from "../clients/AdminClient.ts"
 import { WalletClient } from "../clients/WalletClient.ts"
 import * as Actor from "../actors/Actor.ts"
 import * as Supervisor from "../actors/Supervisor.ts"
 import type { HttpSettings, WorkerSettings } from "../config/AppConfig.ts"
+import { Fatal } from "../config/Runner.ts"
 import { IngestStore } from "../db/IngestStore.ts"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
 import * as Heartbeat from "../health/Heartbeat.ts"
@@ -16,16 +17,6 @@ import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { PushServerLive } from "../http/PushServer.ts"
 import { loops as allLoops } from "./index.ts"
 import { Kicks, type Loop, type LoopName, type Requirements, Worker } from "./Loop.ts"
-
-/** Fails when the worker must stop (restart intensity exceeded): the command exits with code 1. */
-export class Fatal extends Context.Service<Fatal, Deferred.Deferred<never, unknown>>()("recon/loops/Runtime/Fatal") {}
-
-/** Runs an application until it is interrupted, or until Fatal fails: then its layers close in order and the error is the result (exit 1). */
-export const launchUntilFatal = <E>(app: Layer.Layer<never, E, Fatal>) =>
-  Effect.gen(function*() {
-    const fatal = yield* Deferred.make<never, unknown>()
-    return yield* Effect.raceFirst(Layer.launch(Layer.provide(app, Layer.succeed(Fatal, fatal))), Deferred.await(fatal))
-  })
 
 /** The running worker: its supervisor and loops (tests and the benchmark reach the loop fibers through it). */
 export class WorkerRuntime extends Context.Service<WorkerRuntime, {
@@ -77,7 +68,7 @@ const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: Runti
       backoff: options.backoff,
       onChildRestart: (name) => registry.reportRestart(name)
     })
-    yield* Effect.forkScoped(supervisor.await.pipe(Effect.catch((error) => Deferred.fail(fatal, error))))
+    yield* Effect.forkScoped(supervisor.await.pipe(Effect.catch(fatal.stop)))
     yield* Effect.forkScoped(listenForChanges(loops, kicks))
     return { supervisor, loops }
   }))

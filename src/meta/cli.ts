@@ -2,10 +2,11 @@
 // configuration checks and output. Exit codes: 0 clean/success, 1 findings/stale/failure, 2 usage or configuration.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, Console, Effect, Exit, Layer, Logger, Option, Redacted, Ref, Schema } from "effect"
+import { Cause, Console, Effect, Exit, Layer, Logger, Option, Redacted, Ref, Result, Schema } from "effect"
 import { Argument, CliConfig, CliError, CliOutput, Command as Cli, Flag, GlobalFlag } from "effect/cli"
 import { FetchHttpClient } from "effect/http"
 import { SqlClient, SqlError } from "effect/sql"
+import { fromEnv, readDatabaseUrl } from "../config/AppConfig.ts"
 import { pgLayer } from "../db/Database.ts"
 import { applyRepairs, auditReport, checklist, collectionExists, latestRun, planRepairs, RepairConflict, UndoFailed, undoRepairs } from "./Doctor.ts"
 import { parseJson, isJsonObject } from "./Json.ts"
@@ -114,14 +115,14 @@ const usageProblem = (error: CliError.CliError): string => {
   return first.message
 }
 
-// The doctor's reading of DATABASE_URL (required here, unlike the services' embedded fallback): the one
-// spot to swap for the shared configuration reader.
+// The doctor's reading of DATABASE_URL: the services' reader (config/AppConfig.ts), required here
+// (the doctor works on NocoBase's database, never on an embedded one), in the doctor's own words.
 const databaseUrlProblem = (value: string | undefined): string | undefined => {
-  if (value === undefined || value === "") return "DATABASE_URL is not set (expected postgres://user:password@host:port/database)"
+  const read = Effect.runSync(Effect.result(fromEnv({ DATABASE_URL: value }, readDatabaseUrl)))
+  if (Result.isFailure(read)) return "DATABASE_URL is not a postgres:// URL"
+  if (read.success === undefined) return "DATABASE_URL is not set (expected postgres://user:password@host:port/database)"
   try {
-    const url = new URL(value)
-    if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") return "DATABASE_URL is not a postgres:// URL"
-    if (url.hostname === "") return "DATABASE_URL has no host"
+    if (new URL(Redacted.value(read.success)).hostname === "") return "DATABASE_URL has no host"
   } catch {
     return "DATABASE_URL is not a postgres:// URL"
   }

@@ -8,7 +8,7 @@ import { HttpServer } from "effect/http"
 import { createServer, type Server } from "node:http"
 import { adminListener, adminServer } from "../../src/admin/AdminServer.ts"
 import { hashPassword } from "../../src/admin/Passwords.ts"
-import { ConfigReader, type Env, readAdminSettings } from "../../src/config/AppConfig.ts"
+import { type Env, readAdminSettings, readSync } from "../../src/config/AppConfig.ts"
 import { AdminStore } from "../../src/db/AdminStore.ts"
 import { runSql, sqlLayer } from "../support/database.ts"
 import { ADMIN_TOKEN, httpSettings, type Running, RECON_TOKEN } from "../support/recon.ts"
@@ -24,10 +24,7 @@ export const adminEnv = (reconUrl: string, extra: Env = {}): Env => ({
 })
 
 export const settingsOf = (env: Env) => {
-  const config = new ConfigReader(env)
-  const settings = readAdminSettings(config)
-  config.done()
-  return settings
+  return readSync(env, readAdminSettings())
 }
 
 /** admin_service as `admin` composes it, on 127.0.0.1 at a free port (the Effect to build inside a test's scope). */

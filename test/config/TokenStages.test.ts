@@ -3,7 +3,8 @@
 // each refuses to start (exit 2, one line per problem, no secret printed). The stage key is read
 // once: a bad value is one problem however many services read it.
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigReader, readWalletSettings, readWorkerSettings } from "../../src/config/AppConfig.ts"
+import { Effect, Result } from "effect"
+import { fromEnv, readWalletSettings, readWorkerSettings, type Settings } from "../../src/config/AppConfig.ts"
 import { runCommandToEnd } from "../support/process.ts"
 
 const SHARED = "old-shared-secret-42"
@@ -29,11 +30,11 @@ const BAD_STAGE_LINE = 'config: SVC_PER_CALLER_TOKEN_REQUIRED: expected one of o
 const lines = (stderr: string) => stderr.trim().split("\n").sort()
 
 /** The problems a reader found for `read` on `env`. */
-const problems = (env: Record<string, string>, read: (config: ConfigReader) => unknown) => {
-  const config = new ConfigReader(env)
-  read(config)
-  return [...config.problems].sort()
+const readEnv = <A>(env: Record<string, string>, read: Settings<A>) => {
+  const result = Effect.runSync(Effect.result(fromEnv(env, read)))
+  return { value: Result.getOrUndefined(result) as A, problems: Result.isFailure(result) ? result.failure.problems : [] }
 }
+const problems = (env: Record<string, string>, read: Settings<unknown>) => [...readEnv(env, read).problems].sort()
 
 describe("stage C on every command", () => {
   it("the shared token still set, the keys it needs empty: exit 2, each problem once, no secret", async () => {
@@ -81,8 +82,8 @@ describe("the worker's and the wallet's other keys", () => {
   })
 
   it("the worker's URLs default to this host at the services' ports; its token stays Redacted", () => {
-    const config = new ConfigReader({ SVC_WALLET_PORT: "9018", SVC_INTERNAL_SERVICE_TOKEN: SHARED, ADMIN_SERVICE_URL: "https://admin.internal/" })
-    const settings = readWorkerSettings(config)
+    const config = readEnv({ SVC_WALLET_PORT: "9018", SVC_INTERNAL_SERVICE_TOKEN: SHARED, ADMIN_SERVICE_URL: "https://admin.internal/" }, readWorkerSettings)
+    const settings = config.value
     assert.deepStrictEqual(config.problems, [])
     assert.deepStrictEqual([settings.walletUrl, settings.adminUrl], ["http://127.0.0.1:9018", "https://admin.internal"])
     assert.notInclude(JSON.stringify(settings) + String(settings.callerToken), SHARED)

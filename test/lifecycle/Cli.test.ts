@@ -4,6 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { commands } from "../../src/commands/Commands.ts"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createTestDatabase } from "../support/database.ts"
 import { spawnCommand, waitForUrl } from "../support/process.ts"
@@ -40,6 +41,25 @@ describe("help", () => {
     assert.strictEqual(meta.code, 0)
     assert.include(meta.stdout, "audit")
   })
+
+  it("every command of the table answers `help NAME`, `NAME --help` and `NAME -h` the same way (stdout, exit 0)", async () => {
+    const invocations = [
+      ...commands.flatMap((c) => [["help", c.name], [c.name, "--help"], [c.name, "-h"]]),
+      ["admin", "--create-user", "--help"],
+      ["deposit", "create", "--help"],
+      ["deposit", "list", "-h"]
+    ]
+    const runs = await Promise.all(invocations.map((args) => run(args)))
+    for (const [i, args] of invocations.entries()) {
+      const { code, stdout, stderr } = runs[i]!
+      const name = args[0] === "help" ? args[1]! : args[0]!
+      assert.strictEqual(code, 0, `${args.join(" ")}: ${stderr}`)
+      assert.strictEqual(stderr, "", args.join(" "))
+      if (name === "meta") assert.include(stdout, "audit", args.join(" "))
+      else assert.match(stdout, new RegExp(`^usage: recon ${name}`), args.join(" "))
+      assert.strictEqual(stdout, runs[invocations.findIndex((a) => a[0] === "help" && a[1] === name)]!.stdout, args.join(" "))
+    }
+  }, 120_000)
 
   it("an unknown command is still an error (exit 2, usage on stderr)", async () => {
     const { code, stdout, stderr } = await run(["--frobnicate"])

@@ -1,7 +1,7 @@
 // chatbot_poll_loop on a real database against a local Telegram Bot API: what is stored, the
 // offset committed with it, crash safety, one poller across processes, errors without the token.
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Layer } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { OFFSET_CURSOR, readChatText, ChatbotPollLoop } from "../../src/loops/ChatbotPollLoop.ts"
@@ -18,7 +18,7 @@ const OTHER_CHAT = 999
 const settings = (apiUrl: string, enabled = true) => ({
   port: 0,
   heartbeatFile: "/tmp/recon-test.heartbeat",
-  chatbot: { enabled, token: enabled ? TOKEN : undefined, apiUrl, chatIds: [String(OPS_CHAT), String(GROUP_CHAT)] },
+  chatbot: { enabled, token: enabled ? Redacted.make(TOKEN) : undefined, apiUrl, chatIds: [String(OPS_CHAT), String(GROUP_CHAT)] },
   walletUrl: "http://127.0.0.1:9",
   adminUrl: "http://127.0.0.1:9",
   callerToken: undefined

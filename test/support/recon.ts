@@ -2,7 +2,7 @@
 // real database, with helpers to call them as a client would.
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { ConfigReader, type Env, type HttpSettings, readHttpSettings, readReconSettings } from "../../src/config/AppConfig.ts"
+import { type Env, type HttpSettings, readHttpSettings, readReconSettings, readSync } from "../../src/config/AppConfig.ts"
 import { nodeServer } from "../../src/http/NodeServer.ts"
 import { reconRoutes } from "../../src/http/ReconServer.ts"
 import { sqlLayer } from "./database.ts"
@@ -18,10 +18,7 @@ export interface Running {
 
 /** The servers' settings as `all` reads them (loopback), with `env`'s SVC_HTTP_* keys. */
 export const httpSettings = (env: Env = {}): HttpSettings => {
-  const config = new ConfigReader(env)
-  const settings = readHttpSettings(config, "loopback")
-  config.done()
-  return settings
+  return readSync(env, readHttpSettings("loopback"))
 }
 
 /** Serves `routes` on 127.0.0.1 at a free port until `close`, on the services' own server. */
@@ -38,9 +35,7 @@ export const serveLayer = async <A, E, R>(routes: Layer.Layer<A, E, R>, http: Ht
 
 /** recon_service on a database URL with the given environment (tokens, LLM settings). */
 export const startRecon = (databaseUrl: string, env: Env = { SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN }) => {
-  const config = new ConfigReader(env)
-  const settings = readReconSettings(config)
-  config.done()
+  const settings = readSync(env, readReconSettings)
   return serveLayer(reconRoutes(settings).pipe(Layer.provide(sqlLayer(databaseUrl)), Layer.orDie), httpSettings(env))
 }
 

@@ -2,7 +2,7 @@
 // real database; players and deposits arranged as the platform writes them; what the wallet wrote.
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { ConfigReader, type Env, readWalletSettings } from "../../src/config/AppConfig.ts"
+import { type Env, readSync, readWalletSettings } from "../../src/config/AppConfig.ts"
 import { DepositStore } from "../../src/db/DepositStore.ts"
 import { walletRoutes } from "../../src/http/WalletServer.ts"
 import { runSql, sqlLayer } from "./database.ts"
@@ -10,9 +10,7 @@ import { post, RECON_TOKEN, serveLayer } from "./recon.ts"
 
 /** wallet_service on a database URL with the given environment (tokens; default: the recon token). */
 export const startWallet = (databaseUrl: string, env: Env = { SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN }) => {
-  const config = new ConfigReader(env)
-  const settings = readWalletSettings(config)
-  config.done()
+  const settings = readSync(env, readWalletSettings)
   return serveLayer(walletRoutes(settings).pipe(Layer.provide(sqlLayer(databaseUrl)), Layer.orDie))
 }
 

@@ -9,7 +9,8 @@ import { pushRoutes } from "../../src/http/PushServer.ts"
 import type { AdminClient } from "../../src/clients/AdminClient.ts"
 import type { WalletClient } from "../../src/clients/WalletClient.ts"
 import { Kicks, type Loop, type LoopServices } from "../../src/loops/Loop.ts"
-import { Fatal, type RuntimeOptions, WorkerRuntime, workerCore } from "../../src/loops/Runtime.ts"
+import { Fatal } from "../../src/config/Runner.ts"
+import { type RuntimeOptions, WorkerRuntime, workerCore } from "../../src/loops/Runtime.ts"
 import type { Env, WorkerSettings } from "../../src/config/AppConfig.ts"
 import { runSql, sqlLayer } from "./database.ts"
 import { type Answer, httpSettings, type Running, serveLayer } from "./recon.ts"
@@ -170,7 +171,7 @@ export const buildWorker = (databaseUrl: string, heartbeatFile: string, options:
   Effect.gen(function*() {
     const fatal = yield* Deferred.make<never, unknown>()
     const context = yield* Layer.build(workerCore(workerSettings(heartbeatFile, options.settings), options.loops, options).pipe(
-      Layer.provideMerge(Layer.succeed(Fatal, fatal)),
+      Layer.provideMerge(Fatal.layerOn(fatal)),
       Layer.provideMerge(sqlLayer(databaseUrl)),
       Layer.orDie
     ))

@@ -1,16 +1,17 @@
-// Composition of the service commands: configuration, database, migrations, servers and loops.
+// Composition of the service commands (recon, worker, admin, wallet, all, migrate): configuration,
+// database, migrations, servers and loops.
 import { Effect, Layer } from "effect"
-import { AdminServerLive } from "./admin/AdminServer.ts"
+import { AdminServerLive } from "../admin/AdminServer.ts"
 import {
-  readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
-} from "./config/AppConfig.ts"
-import { readConfigOrExit, runCommand } from "./config/Runner.ts"
-import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR } from "./db/Database.ts"
-import { runMigrations } from "./db/Migrations.ts"
-import { listenUrl } from "./http/NodeServer.ts"
-import { ReconServerLive } from "./http/ReconServer.ts"
-import { WalletServerLive } from "./http/WalletServer.ts"
-import { launchUntilFatal, WorkerLive } from "./loops/Runtime.ts"
+  all, port, readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
+} from "../config/AppConfig.ts"
+import { launchUntilFatal, readConfigOrExit, runCommand } from "../config/Runner.ts"
+import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR } from "../db/Database.ts"
+import { runMigrations } from "../db/Migrations.ts"
+import { listenUrl } from "../http/NodeServer.ts"
+import { ReconServerLive } from "../http/ReconServer.ts"
+import { WalletServerLive } from "../http/WalletServer.ts"
+import { WorkerLive } from "../loops/Runtime.ts"
 
 export type Command = "recon" | "worker" | "admin" | "wallet" | "all" | "migrate"
 
@@ -35,24 +36,18 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
   const { env, generated, file: tokenFile } = command === "all"
     ? withDevTokens(process.env, DEV_TOKEN_FILE)
     : { env: process.env, generated: {}, file: undefined }
-  const settings = readConfigOrExit(env, (config) => {
-    readLogSettings(config)
-    const recon = runs("recon") ? readReconSettings(config) : undefined
-    const worker = runs("worker") ? readWorkerSettings(config) : undefined
-    const wallet = runs("wallet") ? readWalletSettings(config) : undefined
-    return {
-      databaseUrl: demo ? undefined : readDatabaseUrl(config),
-      // `all` is a developer's machine: loopback; a single service runs in a container: every interface.
-      http: readHttpSettings(config, command === "all" ? "loopback" : "all"),
-      recon,
-      worker,
-      wallet,
-      // `all` wires admin to the recon and worker ports of the same process.
-      admin: runs("admin")
-        ? readAdminSettings(config, recon && worker ? { reconPort: recon.port, pushPort: worker.port } : undefined)
-        : undefined
-    }
-  })
+  // `all` wires admin to the recon and worker ports of the same process.
+  const local = command === "all" ? all({ reconPort: port("SVC_RECON_PORT", 8017), pushPort: port("SVC_PUSH_PORT", 8019) }) : Effect.undefined
+  const settings = readConfigOrExit(env, all({
+    log: readLogSettings,
+    recon: runs("recon") ? readReconSettings : Effect.undefined,
+    worker: runs("worker") ? readWorkerSettings : Effect.undefined,
+    wallet: runs("wallet") ? readWalletSettings : Effect.undefined,
+    admin: runs("admin") ? Effect.flatMap(local, readAdminSettings) : Effect.undefined,
+    databaseUrl: demo ? Effect.undefined : readDatabaseUrl,
+    // `all` is a developer's machine: loopback; a single service runs in a container: every interface.
+    http: readHttpSettings(command === "all" ? "loopback" : "all")
+  }))
 
   if (command === "migrate") {
     return runCommand(Effect.gen(function*() {
@@ -89,7 +84,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     announce,
     // Loaded only for the demo: the real services never carry it.
     demo && admin && worker
-      ? Layer.unwrap(Effect.map(Effect.promise(() => import("./demo/Demo.ts")), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port })))
+      ? Layer.unwrap(Effect.map(Effect.promise(() => import("../demo/Demo.ts")), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port })))
       : Layer.empty
   ).pipe(
     Layer.provide(Migrated),
