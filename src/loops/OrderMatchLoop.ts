@@ -28,11 +28,14 @@ const SYNC_ATTEMPTS = 12
 
 /**
  * Asks admin_service to push fresh counters, after the commit and off the pass: requests coalesce,
- * a failure is retried with backoff and never touches the reviews. Lives as long as the loop.
+ * a failure is retried with backoff and never touches the reviews. Lives as long as the loop, and
+ * the loop no longer than it: its fiber ending (a defect) ends the loop's fiber, which the
+ * supervisor restarts with readiness false meanwhile, rather than syncs stopping unseen.
  */
 const adminSyncer = Effect.gen(function*() {
   const admin = yield* AdminClient
   const requests = yield* Queue.dropping<void>(1)
+  const loop = yield* Effect.fiber
   yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
     yield* Queue.take(requests)
     let delay = Duration.millis(500)
@@ -48,7 +51,10 @@ const adminSyncer = Effect.gen(function*() {
       yield* Effect.sleep(delay)
       delay = Duration.min(Duration.times(delay, 2), SYNC_RETRY_CAP)
     }
-  })))
+  })).pipe(
+    // Also when the loop's own scope closes: the loop is exiting already, and this changes nothing.
+    Effect.onExit(() => Effect.sync(() => loop.interruptUnsafe()))
+  ))
   return Effect.asVoid(Queue.offer(requests, undefined))
 })
 

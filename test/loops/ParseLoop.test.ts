@@ -16,7 +16,7 @@ import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import { pushRoutes } from "../../src/http/PushServer.ts"
 import { Kicks, type LoopName } from "../../src/loops/Loop.ts"
 import { ParseLoop } from "../../src/loops/ParseLoop.ts"
-import { createMigratedDatabase, runSql, sqlLayer } from "../support/database.ts"
+import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { captureLogs, loopServices } from "../support/loops.ts"
 import { recon, serveLayer, startRecon } from "../support/recon.ts"
 import { buildWorker, eventually, pushForwarder, register, workerSettings } from "../support/worker.ts"
@@ -73,8 +73,7 @@ const workerWithPush = (db: string) =>
     const push = yield* Effect.acquireRelease(
       Effect.promise(() =>
         serveLayer(pushRoutes.pipe(
-          Layer.provide([IngestStore.layer, Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
-          Layer.provide(sqlLayer(db)),
+          Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
           Layer.orDie
         ))
       ),

@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import { IngestStore } from "../../src/db/IngestStore.ts"
 import { formatForwarderContent } from "../../src/domain/SmsText.ts"
 import { signSmsGateway, smsForwarderFormBody } from "../../src/domain/PushFormats.ts"
+import { Components } from "../../src/health/Components.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import { pushRoutes } from "../../src/http/PushServer.ts"
 import type { AdminClient } from "../../src/clients/AdminClient.ts"
@@ -14,10 +15,13 @@ import type { Env, WorkerSettings } from "../../src/config/AppConfig.ts"
 import { runSql, sqlLayer } from "./database.ts"
 import { type Answer, httpSettings, type Running, serveLayer } from "./recon.ts"
 
+/** The IngestStore with its batchers, a component of a health registry of its own (given a SqlClient): no worker around it. */
+export const ingestLayer = IngestStore.layer.pipe(Layer.provide(Components.layer()), Layer.provideMerge(HealthRegistry.layer([])))
+
 /** POST /push/{device_id} and the health routes on a database, without any loop running. */
 export const startPushServer = (databaseUrl: string, env: Env = {}): Promise<Running> =>
   serveLayer(pushRoutes.pipe(
-    Layer.provide([IngestStore.layer, Kicks.layer, HealthRegistry.layer([])]),
+    Layer.provide([ingestLayer, Kicks.layer]),
     Layer.provide(sqlLayer(databaseUrl)),
     Layer.orDie
   ), httpSettings(env))
@@ -163,7 +167,7 @@ export const workerSettings = (heartbeatFile: string, overrides: Partial<WorkerS
  * caller's scope; `fatal` completes when the supervisor gives up.
  */
 export const buildWorker = (databaseUrl: string, heartbeatFile: string, options: RuntimeOptions & {
-  readonly loops?: ReadonlyArray<Loop<LoopServices | WalletClient | AdminClient>>
+  readonly loops?: ReadonlyArray<Loop<LoopServices | WalletClient | AdminClient | IngestStore>>
   /** Wallet and admin URLs, token: by default nothing answers (port 9) and no token is set. */
   readonly settings?: Partial<WorkerSettings>
 } = {}) =>
@@ -178,6 +182,7 @@ export const buildWorker = (databaseUrl: string, heartbeatFile: string, options:
       registry: Context.get(context, HealthRegistry),
       runtime: Context.get(context, WorkerRuntime),
       kicks: Context.get(context, Kicks),
+      store: Context.get(context, IngestStore),
       fatal
     }
   })
