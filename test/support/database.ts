@@ -5,7 +5,7 @@ import { inject } from "vitest"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { pgLayer } from "../../src/db/Database.ts"
+import { DatabaseUrl, pgLayer, type PoolName, servicePool } from "../../src/db/Database.ts"
 import { type EmbeddedCluster, startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
 import { runMigrations } from "../../src/db/Migrations.ts"
 
@@ -42,6 +42,9 @@ export const createMigratedDatabaseOn = async (server: string, prefix = "t"): Pr
 
 /** SqlClient on a URL, for tests that look at or arrange the database directly. */
 export const sqlLayer = (url: string) => pgLayer(Redacted.make(url), { maxConnections: 4 })
+
+/** A service's own pool on a URL, as the service commands give it (its budget, its application_name). */
+export const poolLayer = (url: string, name: PoolName) => servicePool(name).pipe(Layer.provide(DatabaseUrl.layer(url)), Layer.orDie)
 
 export const runSql = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>): Promise<A> =>
   Effect.runPromise(effect.pipe(Effect.provide(sqlLayer(url))))

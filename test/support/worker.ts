@@ -1,5 +1,6 @@
 // The worker's push port on loopback for tests, and clients that speak both forwarders' wire formats.
 import { Context, Deferred, Effect, Layer } from "effect"
+import type { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "effect/sql"
 import { IngestStore } from "../../src/db/IngestStore.ts"
 import { formatForwarderContent } from "../../src/domain/SmsText.ts"
@@ -170,12 +171,14 @@ export const buildWorker = (databaseUrl: string, heartbeatFile: string, options:
   readonly loops?: ReadonlyArray<Loop<LoopServices | WalletClient | AdminClient | IngestStore>>
   /** Wallet and admin URLs, token: by default nothing answers (port 9) and no token is set. */
   readonly settings?: Partial<WorkerSettings>
+  /** The worker's database client; by default a small pool of the test's. */
+  readonly sql?: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, unknown>
 } = {}) =>
   Effect.gen(function*() {
     const fatal = yield* Deferred.make<never, unknown>()
     const context = yield* Layer.build(workerCore(workerSettings(heartbeatFile, options.settings), options.loops, options).pipe(
       Layer.provideMerge(Layer.succeed(Fatal, fatal)),
-      Layer.provideMerge(sqlLayer(databaseUrl)),
+      Layer.provideMerge(options.sql ?? sqlLayer(databaseUrl)),
       Layer.orDie
     ))
     return {
@@ -183,6 +186,7 @@ export const buildWorker = (databaseUrl: string, heartbeatFile: string, options:
       runtime: Context.get(context, WorkerRuntime),
       kicks: Context.get(context, Kicks),
       store: Context.get(context, IngestStore),
+      sql: Context.get(context, SqlClient.SqlClient),
       fatal
     }
   })
