@@ -3,7 +3,7 @@
 // manual review and an admin_service sync after the commit; none: unmatched, looked at again on
 // every pass for 24 h. A wallet outage leaves SMS approving, re-sent with backoff per SMS; the
 // pass still succeeds (DESIGN section 8).
-import { Clock, DateTime, Duration, Effect, Queue, Random } from "effect"
+import { Cause, Clock, DateTime, Duration, Effect, Exit, Queue, Random } from "effect"
 import { SqlClient } from "effect/sql"
 import { AdminClient } from "../clients/AdminClient.ts"
 import { type AgreeOutcome, DEFAULT_WALLET_TIMEOUT, WalletClient } from "../clients/WalletClient.ts"
@@ -29,7 +29,7 @@ const SYNC_ATTEMPTS = 12
 /**
  * Asks admin_service to push fresh counters, after the commit and off the pass: requests coalesce,
  * a failure is retried with backoff and never touches the reviews. Lives as long as the loop, and
- * the loop no longer than it: its fiber ending (a defect) ends the loop's fiber, which the
+ * the loop no longer than it: its fiber dying (a defect) ends the loop's fiber, which the
  * supervisor restarts with readiness false meanwhile, rather than syncs stopping unseen.
  */
 const adminSyncer = Effect.gen(function*() {
@@ -52,8 +52,8 @@ const adminSyncer = Effect.gen(function*() {
       delay = Duration.min(Duration.times(delay, 2), SYNC_RETRY_CAP)
     }
   })).pipe(
-    // Also when the loop's own scope closes: the loop is exiting already, and this changes nothing.
-    Effect.onExit(() => Effect.sync(() => loop.interruptUnsafe()))
+    // Not when it is interrupted: that is the loop's scope closing, the loop ending already.
+    Effect.onExit((exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)
   ))
   return Effect.asVoid(Queue.offer(requests, undefined))
 })
