@@ -2,7 +2,7 @@
 // (and admin_service) on loopback: the decisions of DESIGN section 6, what is recorded, the
 // NOTIFY of a new deposit, the wallet's answers, and time (backoff, leases) through TestClock.
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, type Scope } from "effect"
+import { Clock, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, type Scope } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
 import { mkdtempSync } from "node:fs"
@@ -12,7 +12,7 @@ import { AdminClient } from "../../src/clients/AdminClient.ts"
 import { WalletClient } from "../../src/clients/WalletClient.ts"
 import { OrderMatchLoop } from "../../src/loops/OrderMatchLoop.ts"
 import { createOperator, login, openSocket, startAdmin } from "../admin/support.ts"
-import { createMigratedDatabase, runSql } from "../support/database.ts"
+import { createMigratedDatabase, holdTableLock, runSql } from "../support/database.ts"
 import {
   addDeposit,
   addParsedSms,
@@ -394,17 +394,7 @@ describe("a hung pass", () => {
       const before = Option.getOrThrow(yield* runtime.supervisor.fiber("order_match_loop"))
 
       // Another session holds recon.deposit exclusively until released: the pass's query waits.
-      const release = yield* Deferred.make<void>()
-      const locked = yield* Deferred.make<void>()
-      yield* Effect.forkDetach(Effect.promise(() => runSql(db, Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`LOCK TABLE recon.deposit IN ACCESS EXCLUSIVE MODE`
-          yield* Deferred.succeed(locked, undefined)
-          yield* Deferred.await(release)
-        }))
-      }))))
-      yield* Deferred.await(locked)
+      const lock = yield* holdTableLock(db, "recon.deposit")
       const sms = yield* Effect.promise(() => addParsedSms(db, "정약용", "25000"))
       yield* kicks.kick("order_match_loop")
       yield* realWait(200)
@@ -424,7 +414,7 @@ describe("a hung pass", () => {
       assert.isTrue((yield* registry.snapshot).loops.filter((l) => l.name !== "order_match_loop").every((l) => l.fresh))
 
       // The database answers again: the restarted loop's pass succeeds and readiness returns.
-      yield* Deferred.succeed(release, undefined)
+      yield* lock.release
       yield* eventually("ready again", registry.ready)
       assert.strictEqual((yield* loop).state, "running")
       yield* until("the SMS decided", async () => (await smsState(db, sms)).status === "unmatched")

@@ -3,19 +3,14 @@
 // it; it is restarted and readiness returns; a batch caught by the batchers' death is answered, and
 // the SMS after it are stored by the restarted batchers.
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Option, Schedule } from "effect"
+import { Effect, Fiber, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { IngestStore } from "../../src/db/IngestStore.ts"
-import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
-import { pushRoutes } from "../../src/http/PushServer.ts"
-import { Kicks } from "../../src/loops/Loop.ts"
 import { PhoneWhitelistLoop } from "../../src/loops/PhoneWhitelistLoop.ts"
-import { createMigratedDatabase, runSql } from "../support/database.ts"
-import { serveLayer } from "../support/recon.ts"
-import { buildWorker, eventually, pushForwarder, register, smsRows } from "../support/worker.ts"
+import { createMigratedDatabase, holdTableLock, runSql } from "../support/database.ts"
+import { buildWorker, eventually, pushForwarder, register, servePush, smsRows } from "../support/worker.ts"
 
 const COMPONENTS = ["change_listener", "heartbeat_writer", "ingest_batchers"] as const
 
@@ -40,17 +35,9 @@ const setUp = (prefix: string) =>
     yield* Effect.promise(() => register(db, { deviceId: "phone-1", format: "smsforwarder" }))
     const heartbeat = join(mkdtempSync(join(tmpdir(), "recon-components-")), "worker.heartbeat")
     const worker = yield* buildWorker(db, heartbeat, { loops: [PhoneWhitelistLoop], backoff: Schedule.spaced("20 millis") })
-    const push = yield* Effect.acquireRelease(
-      Effect.promise(() =>
-        serveLayer(pushRoutes.pipe(
-          Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
-          Layer.orDie
-        ))
-      ),
-      (running) => Effect.promise(() => running.close())
-    )
+    const push = yield* servePush(worker)
     yield* eventually("ready", worker.registry.ready)
-    return { ...worker, db, heartbeat, push: push.url }
+    return { ...worker, db, heartbeat, push }
   })
 
 describe("the worker's components", () => {
@@ -88,17 +75,7 @@ describe("the worker's components", () => {
     Effect.gen(function*() {
       const { registry, runtime, push, db } = yield* setUp("components-batch")
       // Another session holds recon.shooter_sms until released: the batch's statement waits.
-      const release = yield* Deferred.make<void>()
-      const locked = yield* Deferred.make<void>()
-      const holder = yield* Effect.forkDetach(Effect.promise(() => runSql(db, Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`LOCK TABLE recon.shooter_sms IN ACCESS EXCLUSIVE MODE`
-          yield* Deferred.succeed(locked, undefined)
-          yield* Deferred.await(release)
-        }))
-      }))))
-      yield* Deferred.await(locked)
+      const lock = yield* holdTableLock(db, "recon.shooter_sms")
       const waiting = yield* Effect.forkChild(Effect.promise(() =>
         pushForwarder(push, "phone-1", { from: "01012345678", sms: "입금 2,000원 홍길동", timestamp: Date.now() - 1000 })
       ))
@@ -115,8 +92,7 @@ describe("the worker's components", () => {
       const answer = yield* Fiber.join(waiting)
       assert.strictEqual(answer.http, 500)
 
-      yield* Deferred.succeed(release, undefined)
-      yield* Fiber.join(holder)
+      yield* lock.release
       yield* eventually("ready again", registry.ready)
       const resent = yield* Effect.promise(() =>
         pushForwarder(push, "phone-1", { from: "01012345678", sms: "입금 2,000원 홍길동", timestamp: Date.now() })

@@ -163,6 +163,18 @@ export const workerSettings = (heartbeatFile: string, overrides: Partial<WorkerS
   ...overrides
 })
 
+/** The push port of a worker built by {@link buildWorker}, on its own store, kicks and registry, for the caller's scope. */
+export const servePush = (worker: { readonly store: IngestStore["Service"]; readonly kicks: Kicks["Service"]; readonly registry: HealthRegistry["Service"] }) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      serveLayer(pushRoutes.pipe(
+        Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
+        Layer.orDie
+      ))
+    ),
+    (running) => Effect.promise(() => running.close())
+  ).pipe(Effect.map((running) => running.url))
+
 /**
  * The worker's loops, supervisor, health registry and heartbeat on a database, built in the
  * caller's scope; `fatal` completes when the supervisor gives up.
