@@ -4,6 +4,7 @@
 // the SMS after it are stored by the restarted batchers.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Option, Schedule } from "effect"
+import { TestClock } from "effect/testing"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -41,7 +42,7 @@ const setUp = (prefix: string) =>
   })
 
 describe("the worker's components", () => {
-  it.live("each one killed: /health/ready is 503 at once naming it, it is restarted, and readiness returns", () =>
+  it.effect("each one killed: /health/ready is 503 at once naming it, it is restarted, and readiness returns", () =>
     Effect.gen(function*() {
       const { registry, runtime, push, heartbeat, db } = yield* setUp("components-kill")
       const ready = yield* getReady(push)
@@ -51,6 +52,7 @@ describe("the worker's components", () => {
         const fiber = Option.getOrThrow(yield* runtime.components.fiber(name))
         yield* Fiber.interrupt(fiber)
         assert.isFalse(yield* registry.ready, `${name}: ready right after its fiber exited`)
+        // The restart waits for its backoff on the test clock: the port says so meanwhile.
         const down = yield* getReady(push)
         assert.strictEqual(down.http, 503, name)
         assert.isFalse(down.body.ready)
@@ -58,7 +60,7 @@ describe("the worker's components", () => {
         // The loops are untouched: only the component is down.
         assert.isTrue(Object.values(down.body.loops).every((loop: any) => loop.fresh))
 
-        yield* eventually(`${name}: ready again`, registry.ready)
+        yield* eventually(`${name}: ready again`, TestClock.adjust("20 millis").pipe(Effect.andThen(registry.ready)))
         const back = yield* getReady(push)
         assert.strictEqual(back.http, 200)
         assert.deepStrictEqual(back.body.components[name], { state: "running", restarts: 1 })

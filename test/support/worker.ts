@@ -1,12 +1,14 @@
 // The worker's push port on loopback for tests, and clients that speak both forwarders' wire formats.
 import { Context, Deferred, Effect, Layer } from "effect"
 import type { PgClient } from "@effect/sql-pg"
+import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { IngestStore } from "../../src/db/IngestStore.ts"
 import { formatForwarderContent } from "../../src/domain/SmsText.ts"
 import { signSmsGateway, smsForwarderFormBody } from "../../src/domain/PushFormats.ts"
 import { Components } from "../../src/health/Components.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
+import { nodeServer } from "../../src/http/NodeServer.ts"
 import { pushRoutes } from "../../src/http/PushServer.ts"
 import type { AdminClient } from "../../src/clients/AdminClient.ts"
 import type { WalletClient } from "../../src/clients/WalletClient.ts"
@@ -163,17 +165,20 @@ export const workerSettings = (heartbeatFile: string, overrides: Partial<WorkerS
   ...overrides
 })
 
-/** The push port of a worker built by {@link buildWorker}, on its own store, kicks and registry, for the caller's scope. */
+/**
+ * The push port of a worker built by {@link buildWorker}, on its own store, kicks and registry;
+ * built in the caller's scope and context, so its readiness is read on the caller's clock (TestClock).
+ */
 export const servePush = (worker: { readonly store: IngestStore["Service"]; readonly kicks: Kicks["Service"]; readonly registry: HealthRegistry["Service"] }) =>
-  Effect.acquireRelease(
-    Effect.promise(() =>
-      serveLayer(pushRoutes.pipe(
-        Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
-        Layer.orDie
-      ))
-    ),
-    (running) => Effect.promise(() => running.close())
-  ).pipe(Effect.map((running) => running.url))
+  Effect.gen(function*() {
+    const context = yield* Layer.build(HttpRouter.serve(pushRoutes, { disableLogger: true, disableListenLog: true }).pipe(
+      Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
+      Layer.provideMerge(nodeServer(0, httpSettings())),
+      Layer.orDie
+    ))
+    const address = Context.get(context, HttpServer.HttpServer).address
+    return `http://127.0.0.1:${"port" in address ? address.port : 0}`
+  })
 
 /**
  * The worker's loops, supervisor, health registry and heartbeat on a database, built in the
