@@ -6,7 +6,7 @@ import {
   all, port, readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
 } from "../config/AppConfig.ts"
 import { launchUntilFatal, readConfigOrExit, runCommand } from "../config/Runner.ts"
-import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR } from "../db/Database.ts"
+import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR, servicePool } from "../db/Database.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { listenUrl } from "../http/NodeServer.ts"
 import { ReconServerLive } from "../http/ReconServer.ts"
@@ -77,10 +77,10 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     console.log(lines.join("\n"))
   }))
   const app = Layer.mergeAll(
-    recon ? ReconServerLive(recon, http).pipe(Layer.provide(stopLine("recon_service stopped"))) : Layer.empty,
-    worker ? WorkerLive(worker, http).pipe(Layer.provide(stopLine("recon_worker stopped"))) : Layer.empty,
-    admin ? AdminServerLive(admin, http).pipe(Layer.provide(stopLine("admin_service stopped"))) : Layer.empty,
-    wallet ? WalletServerLive(wallet, http).pipe(Layer.provide(stopLine("wallet_service stopped"))) : Layer.empty,
+    recon ? ReconServerLive(recon, http).pipe(Layer.provide([stopLine("recon_service stopped"), servicePool("recon_service")])) : Layer.empty,
+    worker ? WorkerLive(worker, http).pipe(Layer.provide([stopLine("recon_worker stopped"), servicePool("recon_worker")])) : Layer.empty,
+    admin ? AdminServerLive(admin, http).pipe(Layer.provide([stopLine("admin_service stopped"), servicePool("admin_service")])) : Layer.empty,
+    wallet ? WalletServerLive(wallet, http).pipe(Layer.provide([stopLine("wallet_service stopped"), servicePool("wallet_service")])) : Layer.empty,
     announce,
     // Loaded only for the demo: the real services never carry it.
     demo && admin && worker
@@ -88,7 +88,8 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
       : Layer.empty
   ).pipe(
     Layer.provide(Migrated),
-    Layer.provideMerge(DatabaseLive(settings.databaseUrl, dataDir))
+    // Each service above has a pool of its own; this one serves the start-up (check, migrations, demo data).
+    Layer.provideMerge(DatabaseLive(settings.databaseUrl, dataDir, "recon_startup"))
   )
   // The worker gives up (restart intensity exceeded) through Fatal: the services stop in order, exit 1.
   runCommand(launchUntilFatal(app), env)

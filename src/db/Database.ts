@@ -1,6 +1,6 @@
-// The one PostgreSQL client of a process: DATABASE_URL, or the embedded server under ./.data/pg
+// The PostgreSQL clients of a process: DATABASE_URL, or the embedded server under ./.data/pg
 // (the demo's under ./.data/demo) started with the process and stopped with it, after everything
-// that uses it.
+// that uses it; one pool per service, each with its own budget.
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -66,14 +66,35 @@ const rootMessage = (error: unknown): string => {
 }
 
 /** The pooled client for a URL; queries fail with a ConnectionError while the server is away and recover by themselves. */
-export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly maxConnections?: number }) =>
+export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly maxConnections?: number; readonly applicationName?: string }) =>
   PgClient.layer({
     url,
     maxConnections: options?.maxConnections ?? 10,
     connectTimeout: Duration.seconds(5),
     idleTimeout: Duration.seconds(60),
-    applicationName: "recon"
+    applicationName: options?.applicationName ?? "recon"
   })
+
+/**
+ * Each service's own pool (README "Database connections"): under `all` a burst on one service can
+ * not take the connections another needs for its health checks. Opened lazily, closed after 60 s
+ * idle; the sum (42) fits PostgreSQL's default max_connections (100, 3 kept for superusers) twice.
+ * The worker's: 4 held for long (listener locks, LISTEN, chatbot_poll_loop's lock and its
+ * transaction), 4 ingest batchers, one statement per loop (7), and room for the push listeners.
+ */
+export const POOL_BUDGETS = {
+  recon_service: 8,
+  recon_worker: 20,
+  admin_service: 4,
+  wallet_service: 8,
+  /** Start-up of a service command: the reachability check, the migrations, the demo's data. */
+  recon_startup: 2
+} as const
+export type PoolName = keyof typeof POOL_BUDGETS
+
+/** The pool of one service on the process's database, named in pg_stat_activity (`application_name`). */
+export const servicePool = (name: PoolName) =>
+  Layer.unwrap(DatabaseUrl.useSync(({ url }) => pgLayer(url, { maxConnections: POOL_BUDGETS[name], applicationName: name })))
 
 /** One query at start-up: a database the command cannot use is one readable line and exit 1, not a stack. */
 const reachable = (url: Redacted.Redacted<string>) =>
@@ -84,8 +105,8 @@ const reachable = (url: Redacted.Redacted<string>) =>
     )
   }))
 
-/** SqlClient + PgClient on DATABASE_URL or the embedded server. */
-export const DatabaseLive = (databaseUrl: Redacted.Redacted<string> | undefined, dataDir?: string) => {
+/** SqlClient + PgClient on DATABASE_URL or the embedded server; `pool` names it and sets its size (default `recon`, 10). */
+export const DatabaseLive = (databaseUrl: Redacted.Redacted<string> | undefined, dataDir?: string, pool?: PoolName) => {
   let connected = false
   return Layer.unwrap(Effect.gen(function*() {
     const { url } = yield* DatabaseUrl
@@ -93,7 +114,7 @@ export const DatabaseLive = (databaseUrl: Redacted.Redacted<string> | undefined,
     yield* Effect.addFinalizer(() => connected ? Effect.logInfo("database connections closed") : Effect.void)
     return reachable(url).pipe(
       Layer.tap(() => Effect.sync(() => (connected = true))),
-      Layer.provideMerge(pgLayer(url))
+      Layer.provideMerge(pgLayer(url, pool === undefined ? undefined : { maxConnections: POOL_BUDGETS[pool], applicationName: pool }))
     )
   })).pipe(
     Layer.provideMerge(DatabaseUrl.layer(databaseUrl, dataDir))

@@ -1,12 +1,13 @@
 // Storing incoming SMS (push webhooks, chat-bot): duplicate detection and the need_check rule of
 // DESIGN section 6, serialised per body so concurrent copies of one SMS arriving on several phones
-// are caught; concurrent webhooks share statements.
-import { Cause, Context, DateTime, Deferred, Effect, Layer, Option, Queue, Schema } from "effect"
+// are caught; concurrent webhooks share statements (the worker's component `ingest_batchers`).
+import { Cause, Context, DateTime, Deferred, Effect, Exit, Layer, Option, Queue, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { DbId } from "./Codecs.ts"
 import { isDatabaseAway } from "./ReconStore.ts"
 import { PushFormat } from "../domain/Records.ts"
 import { normalizeForDuplicates } from "../domain/SmsText.ts"
+import { Components } from "../health/Components.ts"
 
 /** Copies within this window of each other, on any device, are one SMS. */
 export const DUPLICATE_WINDOW = "10 minutes"
@@ -70,6 +71,7 @@ const toItem = (sms: NewSms, ensureDevice: boolean) => ({
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const components = yield* Components
   const decodeInserted = Schema.decodeUnknownEffect(Schema.Array(Inserted))
   const decodeRegistration = Schema.decodeUnknownEffect(ActiveRegistration)
 
@@ -110,9 +112,18 @@ const make = Effect.gen(function*() {
         ), { discard: true })
       })
     )
-  for (let i = 0; i < BATCHERS; i++) {
-    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.takeBetween(queue, 1, MAX_BATCH), runBatch)))
-  }
+  const batcher = Effect.forever(Effect.flatMap(Queue.takeBetween(queue, 1, MAX_BATCH), (batch) =>
+    runBatch(batch).pipe(
+      // A batcher that stops mid-batch (killed, or a defect) answers its requests rather than
+      // leaving them waiting; the SMS still queued wait for the restarted batchers.
+      Effect.onExit((exit) =>
+        Exit.isSuccess(exit)
+          ? Effect.void
+          : Effect.forEach(batch, (pending) => Deferred.die(pending.done, new Error("the ingest batcher stopped")), { discard: true })
+      )
+    )))
+  // One component: a batcher that exits takes the others down with it, and all are restarted together.
+  yield* components.run("ingest_batchers", Effect.all(Array.from({ length: BATCHERS }, () => batcher), { concurrency: "unbounded", discard: true }))
   const ingestShared = (sms: NewSms): Effect.Effect<StoredSms, SqlError.SqlError> =>
     Effect.gen(function*() {
       const done = yield* Deferred.make<StoredSms, SqlError.SqlError>()

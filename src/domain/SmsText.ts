@@ -1,5 +1,6 @@
 // Text helpers for SMS bodies as they arrive from the phones: the SmsForwarder default wrapper,
-// the `[Web발신]` marker, the `보낸사람 : …` prefix, and the normalised body used for duplicates.
+// the `[Web발신]` marker, the `보낸사람 : …` prefix, the normalised body used for duplicates, and
+// the sender and text of a chat-bot message.
 import { normalizePhone } from "./Phone.ts"
 
 /** CRLF and lone CR to LF, so every stored body uses one kind of line break. */
@@ -195,3 +196,48 @@ export const formatForwarderContent = (input: {
     input.receiveTime,
     input.deviceName ?? ""
   ].join("\n").trim()
+
+/** A chat-bot message as stored: who sent the SMS, and its text. */
+export interface ChatText {
+  readonly sender: string
+  readonly senderNormalized: string | undefined
+  readonly text: string
+}
+
+/** The value of the `보낸사람 :` prefix {@link stripSenderPrefix} removes: the number, without its `(contact)` suffix. */
+const senderFromPrefix = (text: string): string | undefined => {
+  const unified = normalizeLineBreaks(text)
+  const rest = stripSenderPrefix(unified)
+  if (rest.length === unified.length) return undefined
+  const value = unified.slice(0, unified.length - rest.length)
+    .replace(/^\s*보낸\s*사람\s*[:：]/u, "")
+    .replace(/\([^)\n]*\)\s*$/u, "")
+    .trim()
+  return value === "" ? undefined : value
+}
+
+/**
+ * Sender and text of a chat message. A message pasted or relayed from a phone usually is the
+ * forwarder's output: SmsForwarder's default wrapper (first line the sender number, trailer with
+ * SIM, receive time, device) is removed and its first line taken as the sender; otherwise a
+ * `보낸사람 : <number>` prefix names the sender (the text is kept whole, as the push endpoint
+ * keeps it). Failing both, the sender is the Telegram author (`@username`) or, without one, the
+ * chat id; such senders are never phone numbers, so they are never whitelisted.
+ */
+export const readChatText = (message: {
+  readonly chatId: string
+  readonly username: string | undefined
+  readonly text: string | undefined
+}): ChatText => {
+  const raw = normalizeLineBreaks(message.text ?? "").trim()
+  const wrapper = parseForwarderContent(raw)
+  const header = (raw.split("\n")[0] ?? "").trim()
+  const text = wrapper.wrapped ? wrapper.text : raw
+  if (wrapper.wrapped && header !== "" && !text.startsWith(header) && normalizePhone(header) !== undefined) {
+    return { sender: header, senderNormalized: normalizePhone(header), text }
+  }
+  const prefixed = senderFromPrefix(text)
+  if (prefixed !== undefined) return { sender: prefixed, senderNormalized: normalizePhone(prefixed), text }
+  const sender = message.username === undefined ? message.chatId : `@${message.username}`
+  return { sender, senderNormalized: undefined, text }
+}

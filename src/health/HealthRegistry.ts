@@ -1,5 +1,6 @@
-// The worker's health registry: per-loop freshness, exits and restarts, and the readiness derived
-// from them (DESIGN section 8), with a stream of readiness changes for the heartbeat writer.
+// The worker's health registry: per-loop freshness, exits and restarts, the components (long-lived
+// fibers that are not loops) that are up or not, and the readiness derived from them (DESIGN
+// section 8), with a stream of readiness changes for the heartbeat writer.
 import { Clock, Context, DateTime, Duration, Effect, FiberHandle, Layer, Option, Schema, Stream, SubscriptionRef } from "effect"
 
 export interface LoopSpec {
@@ -20,10 +21,19 @@ export interface LoopHealth {
   readonly restarts: number
 }
 
+/** A long-lived fiber of the worker that is not a loop: up from its start until it exits, no TTL. */
+export interface ComponentHealth {
+  readonly name: string
+  readonly state: LoopState
+  readonly restarts: number
+}
+
 export interface HealthSnapshot {
   readonly ready: boolean
   readonly at: DateTime.Utc
   readonly loops: ReadonlyArray<LoopHealth>
+  /** Absent or empty when the registry has none. */
+  readonly components?: ReadonlyArray<ComponentHealth> | undefined
 }
 
 export class HealthRegistry extends Context.Service<HealthRegistry, {
@@ -33,6 +43,11 @@ export class HealthRegistry extends Context.Service<HealthRegistry, {
   reportExit(name: string): Effect.Effect<void>
   /** The supervisor started the loop again. */
   reportRestart(name: string): Effect.Effect<void>
+  /**
+   * Adds a component: not ready from now until it reports its start with `reportSuccess`; then
+   * `reportExit`/`reportRestart` as for a loop. A name already registered is a defect.
+   */
+  registerComponent(name: string): Effect.Effect<void>
   readonly snapshot: Effect.Effect<HealthSnapshot>
   readonly ready: Effect.Effect<boolean>
   /** The current readiness, then every change of it. */
@@ -45,7 +60,9 @@ export class HealthRegistry extends Context.Service<HealthRegistry, {
 
 interface Entry {
   readonly name: string
+  /** Infinity for a component: fresh for as long as it is up. */
   readonly ttlMillis: number
+  readonly component: boolean
   lastSuccessAt: number | undefined
   exited: boolean
   restarting: boolean
@@ -68,6 +85,7 @@ const make = Effect.fnUntraced(function*(loops: ReadonlyArray<LoopSpec>) {
   const entries = new Map<string, Entry>(loops.map((loop) => [loop.name, {
     name: loop.name,
     ttlMillis: Duration.toMillis(Duration.fromInputUnsafe(loop.ttl)),
+    component: false,
     lastSuccessAt: undefined,
     exited: false,
     restarting: false,
@@ -87,7 +105,7 @@ const make = Effect.fnUntraced(function*(loops: ReadonlyArray<LoopSpec>) {
     if (SubscriptionRef.getUnsafe(readyRef) !== ready) yield* SubscriptionRef.set(readyRef, ready)
     let earliest = Infinity
     for (const entry of entries.values()) {
-      if (isFresh(entry, now)) earliest = Math.min(earliest, entry.lastSuccessAt! + entry.ttlMillis)
+      if (isFresh(entry, now) && !entry.component) earliest = Math.min(earliest, entry.lastSuccessAt! + entry.ttlMillis)
     }
     if (earliest !== Infinity) runTimer(Effect.sleep(earliest - now).pipe(Effect.andThen(refresh)))
   })
@@ -129,11 +147,26 @@ const make = Effect.fnUntraced(function*(loops: ReadonlyArray<LoopSpec>) {
         entry.restarting = true
         entry.restarts += 1
       }),
-    snapshot: Effect.map(Clock.currentTimeMillis, (now) => ({
-      ready: isReady(now),
-      at: DateTime.makeUnsafe(now),
-      loops: Array.from(entries.values(), (entry) => loopHealth(entry, now))
-    })),
+    registerComponent: (name) =>
+      Effect.suspend(() => {
+        if (entries.has(name)) return Effect.die(new Error(`health registry: ${name} is registered already`))
+        entries.set(name, { name, ttlMillis: Infinity, component: true, lastSuccessAt: undefined, exited: false, restarting: false, restarts: 0 })
+        return refresh
+      }),
+    snapshot: Effect.map(Clock.currentTimeMillis, (now) => {
+      const all = Array.from(entries.values())
+      const components = all.filter((entry) => entry.component).map((entry): ComponentHealth => ({
+        name: entry.name,
+        state: stateOf(entry, now, startedAt),
+        restarts: entry.restarts
+      }))
+      return {
+        ready: isReady(now),
+        at: DateTime.makeUnsafe(now),
+        loops: all.filter((entry) => !entry.component).map((entry) => loopHealth(entry, now)),
+        ...(components.length > 0 ? { components } : {})
+      }
+    }),
     ready: Effect.map(Clock.currentTimeMillis, isReady),
     readiness: SubscriptionRef.changes(readyRef).pipe(Stream.changes)
   })

@@ -1,6 +1,7 @@
 // The worker's heartbeat file: the health snapshot as JSON, replaced atomically every few seconds
 // and at once whenever readiness changes, for `probe` (and, as the same JSON, `GET /health/ready`).
 import { DateTime, Duration, Effect, FileSystem, Layer, Option, Schema, Stream } from "effect"
+import { Components } from "./Components.ts"
 import { HealthRegistry, LoopState } from "./HealthRegistry.ts"
 import type { HealthSnapshot } from "./HealthRegistry.ts"
 import { isStopping, onStopping } from "./Stopping.ts"
@@ -16,11 +17,19 @@ export const HeartbeatLoop = Schema.Struct({
   restarts: Schema.Number
 })
 
+/** A component (the LISTEN fiber, the heartbeat writer, the ingest batchers): up or not, no TTL. */
+export const HeartbeatComponent = Schema.Struct({
+  state: LoopState,
+  restarts: Schema.Number
+})
+
 export const HeartbeatJson = Schema.Struct({
   ready: Schema.Boolean,
   pid: Schema.Number,
   written_at: Schema.String,
-  loops: Schema.Record(Schema.String, HeartbeatLoop)
+  loops: Schema.Record(Schema.String, HeartbeatLoop),
+  /** Beside the contract's fields: which of the worker's other fibers is down when it is not ready. */
+  components: Schema.optionalKey(Schema.Record(Schema.String, HeartbeatComponent))
 })
 export type HeartbeatJson = typeof HeartbeatJson.Type
 
@@ -35,7 +44,13 @@ export const toHeartbeatJson = (snapshot: HealthSnapshot, pid: number = process.
     ttl_s: Duration.toSeconds(loop.ttl),
     fresh: loop.fresh,
     restarts: loop.restarts
-  }]))
+  }])),
+  ...(snapshot.components === undefined || snapshot.components.length === 0 ? {} : {
+    components: Object.fromEntries(snapshot.components.map((component) => [component.name, {
+      state: component.state,
+      restarts: component.restarts
+    }]))
+  })
 })
 
 /** Write-then-rename in the same directory, so a reader never sees a half-written file. */
@@ -88,6 +103,6 @@ export const run = Effect.fnUntraced(function*(options: HeartbeatOptions = {}) {
   return yield* Effect.never
 })
 
-/** The heartbeat writer as a background fiber for the worker's layer graph. */
-export const layer = (options: HeartbeatOptions = {}): Layer.Layer<never, never, HealthRegistry | FileSystem.FileSystem> =>
-  Layer.effectDiscard(Effect.forkScoped(run(options)))
+/** The heartbeat writer as the worker's component `heartbeat_writer`: restarted, and readiness false while it is down. */
+export const layer = (options: HeartbeatOptions = {}): Layer.Layer<never, never, HealthRegistry | Components | FileSystem.FileSystem> =>
+  Layer.effectDiscard(Components.use((components) => components.run("heartbeat_writer", run(options))))

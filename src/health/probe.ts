@@ -35,8 +35,13 @@ export const judge = (path: string, text: string | undefined, nowMillis: number)
     const unwell = loops
       .filter(([, loop]) => !isRecord(loop) || loop.fresh !== true)
       .map(([name, loop]) => `${name} ${isRecord(loop) && typeof loop.state === "string" ? loop.state : "unknown"}`)
-    if (unwell.length === 0) return notReady(`worker reports not ready, written ${age} ago`)
-    return notReady(`${unwell.length === 1 ? "loop" : "loops"} ${unwell.join(", ")}`)
+    if (unwell.length > 0) return notReady(`${unwell.length === 1 ? "loop" : "loops"} ${unwell.join(", ")}`)
+    // The worker's other fibers (LISTEN, heartbeat writer, ingest batchers), when one of them is down.
+    const down = Object.entries(isRecord(json.components) ? json.components : {})
+      .filter(([, component]) => !isRecord(component) || component.state !== "running")
+      .map(([name, component]) => `${name} ${isRecord(component) && typeof component.state === "string" ? component.state : "unknown"}`)
+    if (down.length > 0) return notReady(`${down.length === 1 ? "component" : "components"} ${down.join(", ")}`)
+    return notReady(`worker reports not ready, written ${age} ago`)
   }
   return { ok: true, line: `ready: ${loops.length} loops fresh, written ${age} ago` }
 }

@@ -1,20 +1,18 @@
 // chatbot_poll_loop: Telegram getUpdates long poll; text messages from the configured chats are
 // stored as SMS of device `chatbot:<chat_id>`, with the update offset in the same transaction.
-import { Context, DateTime, Duration, Effect, Layer, Option, Schema } from "effect"
+import { DateTime, Duration, Effect, Option, Schema } from "effect"
 import { SqlClient, type SqlConnection } from "effect/sql"
 import {
   nextOffset,
   TelegramApiError,
   TelegramClient,
   type TelegramError,
-  type TelegramMessage,
   TelegramUnavailable,
   type TelegramUpdate
 } from "../clients/TelegramClient.ts"
 import { IngestStore } from "../db/IngestStore.ts"
-import { normalizePhone } from "../domain/Phone.ts"
-import { normalizeLineBreaks, parseForwarderContent, stripSenderPrefix } from "../domain/SmsText.ts"
-import { Kicks, type Loop, Worker } from "./Loop.ts"
+import { readChatText } from "../domain/SmsText.ts"
+import { Kicks, type Loop, type LoopServices, Worker } from "./Loop.ts"
 
 /** Long-poll seconds: with the client's transport margin a pass stays well inside the 60 s TTL. */
 export const POLL_TIMEOUT_S = 20
@@ -29,46 +27,6 @@ const MAX_WAIT = Duration.seconds(10)
 
 export const chatbotDeviceId = (chatId: string): string => `chatbot:${chatId}`
 
-export interface ChatText {
-  readonly sender: string
-  readonly senderNormalized: string | undefined
-  readonly text: string
-}
-
-/** The value of the `보낸사람 :` prefix {@link stripSenderPrefix} removes: the number, without its `(contact)` suffix. */
-const senderFromPrefix = (text: string): string | undefined => {
-  const unified = normalizeLineBreaks(text)
-  const rest = stripSenderPrefix(unified)
-  if (rest.length === unified.length) return undefined
-  const value = unified.slice(0, unified.length - rest.length)
-    .replace(/^\s*보낸\s*사람\s*[:：]/u, "")
-    .replace(/\([^)\n]*\)\s*$/u, "")
-    .trim()
-  return value === "" ? undefined : value
-}
-
-/**
- * Sender and text of a chat message. A message pasted or relayed from a phone usually is the
- * forwarder's output: SmsForwarder's default wrapper (first line the sender number, trailer with
- * SIM, receive time, device) is removed and its first line taken as the sender; otherwise a
- * `보낸사람 : <number>` prefix names the sender (the text is kept whole, as the push endpoint
- * keeps it). Failing both, the sender is the Telegram author (`@username`) or, without one, the
- * chat id; such senders are never phone numbers, so they are never whitelisted.
- */
-export const readChatText = (message: Pick<TelegramMessage, "chatId" | "username" | "text">): ChatText => {
-  const raw = normalizeLineBreaks(message.text ?? "").trim()
-  const wrapper = parseForwarderContent(raw)
-  const header = (raw.split("\n")[0] ?? "").trim()
-  const text = wrapper.wrapped ? wrapper.text : raw
-  if (wrapper.wrapped && header !== "" && !text.startsWith(header) && normalizePhone(header) !== undefined) {
-    return { sender: header, senderNormalized: normalizePhone(header), text }
-  }
-  const prefixed = senderFromPrefix(text)
-  if (prefixed !== undefined) return { sender: prefixed, senderNormalized: normalizePhone(prefixed), text }
-  const sender = message.username === undefined ? message.chatId : `@${message.username}`
-  return { sender, senderNormalized: undefined, text }
-}
-
 const Offset = Schema.Struct({ value: Schema.NumberFromString.check(Schema.isInt()) })
 const decodeOffset = Schema.decodeUnknownEffect(Schema.Array(Offset))
 
@@ -79,7 +37,7 @@ const tryLock = (connection: SqlConnection.Connection) =>
 const unlock = (connection: SqlConnection.Connection) =>
   connection.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [LOCK_KEY], undefined)
 
-export const ChatbotPollLoop: Loop = {
+export const ChatbotPollLoop: Loop<LoopServices | IngestStore> = {
   name: "chatbot_poll_loop",
   ttl: "60 seconds",
   // The long poll itself waits for messages: right after one answers, the next may start.
@@ -94,7 +52,8 @@ export const ChatbotPollLoop: Loop = {
     }
     const sql = yield* SqlClient.SqlClient
     const kicks = yield* Kicks
-    const store = Context.get(yield* Layer.build(IngestStore.layer), IngestStore)
+    // The worker's own store: its batchers are a supervised component, not rebuilt at every restart.
+    const store = yield* IngestStore
     const telegram = yield* TelegramClient.make({ apiUrl: chatbot.apiUrl, token })
     const chats = new Set(chatbot.chatIds)
     // Epoch millis before which Telegram asked us not to call (429 retry_after, 409 pause).

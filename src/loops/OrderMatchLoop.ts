@@ -3,7 +3,7 @@
 // manual review and an admin_service sync after the commit; none: unmatched, looked at again on
 // every pass for 24 h. A wallet outage leaves SMS approving, re-sent with backoff per SMS; the
 // pass still succeeds (DESIGN section 8).
-import { Clock, DateTime, Duration, Effect, Queue, Random } from "effect"
+import { Cause, Clock, DateTime, Duration, Effect, Exit, Queue, Random } from "effect"
 import { SqlClient } from "effect/sql"
 import { AdminClient } from "../clients/AdminClient.ts"
 import { type AgreeOutcome, DEFAULT_WALLET_TIMEOUT, WalletClient } from "../clients/WalletClient.ts"
@@ -28,11 +28,14 @@ const SYNC_ATTEMPTS = 12
 
 /**
  * Asks admin_service to push fresh counters, after the commit and off the pass: requests coalesce,
- * a failure is retried with backoff and never touches the reviews. Lives as long as the loop.
+ * a failure is retried with backoff and never touches the reviews. Lives as long as the loop, and
+ * the loop no longer than it: its fiber dying (a defect) ends the loop's fiber, which the
+ * supervisor restarts with readiness false meanwhile, rather than syncs stopping unseen.
  */
 const adminSyncer = Effect.gen(function*() {
   const admin = yield* AdminClient
   const requests = yield* Queue.dropping<void>(1)
+  const loop = yield* Effect.fiber
   yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
     yield* Queue.take(requests)
     let delay = Duration.millis(500)
@@ -48,7 +51,10 @@ const adminSyncer = Effect.gen(function*() {
       yield* Effect.sleep(delay)
       delay = Duration.min(Duration.times(delay, 2), SYNC_RETRY_CAP)
     }
-  })))
+  })).pipe(
+    // Not when it is interrupted: that is the loop's scope closing, the loop ending already.
+    Effect.onExit((exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)
+  ))
   return Effect.asVoid(Queue.offer(requests, undefined))
 })
 

@@ -1,5 +1,6 @@
 // recon_worker: every loop as a supervised actor reporting to the health registry, kicked by
-// PostgreSQL LISTEN/NOTIFY, with the heartbeat file and the push/health port beside them.
+// PostgreSQL LISTEN/NOTIFY, with the heartbeat file and the push/health port beside them; the
+// fibers that are not loops run as supervised components of the same readiness.
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Effect, Layer, Queue, Schedule } from "effect"
@@ -12,20 +13,22 @@ import type { HttpSettings, WorkerSettings } from "../config/AppConfig.ts"
 import { Fatal } from "../config/Runner.ts"
 import { IngestStore } from "../db/IngestStore.ts"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
+import { Components } from "../health/Components.ts"
 import * as Heartbeat from "../health/Heartbeat.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { PushServerLive } from "../http/PushServer.ts"
 import { loops as allLoops } from "./index.ts"
 import { Kicks, type Loop, type LoopName, type Requirements, Worker } from "./Loop.ts"
 
-/** The running worker: its supervisor and loops (tests and the benchmark reach the loop fibers through it). */
+/** The running worker: its supervisor, components and loops (tests and the benchmark reach the fibers through it). */
 export class WorkerRuntime extends Context.Service<WorkerRuntime, {
   readonly supervisor: Supervisor.Supervisor
+  readonly components: Components["Service"]
   readonly loops: ReadonlyArray<Loop<unknown>>
 }>()("recon/loops/Runtime/WorkerRuntime") {}
 
 export interface RuntimeOptions {
-  /** Restart intensity (DESIGN section 8: 5 in 60 s); tests may shrink the backoff. */
+  /** Restart intensity (DESIGN section 8: 5 in 60 s), of the loops and of each component; tests may shrink the backoff. */
   readonly maxRestarts?: number | undefined
   readonly backoff?: Supervisor.SupervisorOptions<never>["backoff"]
 }
@@ -34,6 +37,7 @@ export interface RuntimeOptions {
 const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: RuntimeOptions) =>
   Layer.effect(WorkerRuntime, Effect.gen(function*() {
     const registry = yield* HealthRegistry
+    const components = yield* Components
     const fatal = yield* Fatal
     const kicks = yield* Kicks
 
@@ -68,9 +72,11 @@ const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: Runti
       backoff: options.backoff,
       onChildRestart: (name) => registry.reportRestart(name)
     })
-    yield* Effect.forkScoped(supervisor.await.pipe(Effect.catch(fatal.stop)))
-    yield* Effect.forkScoped(listenForChanges(loops, kicks))
-    return { supervisor, loops }
+    // A loop or a component past its restart intensity.
+    const escalated = Effect.raceFirst(supervisor.await, components.await)
+    yield* Effect.forkScoped(escalated.pipe(Effect.catch(fatal.stop)))
+    yield* components.run("change_listener", listenForChanges(loops, kicks))
+    return { supervisor, components, loops }
   }))
 
 /**
@@ -108,7 +114,10 @@ export const clientsLayer = (settings: WorkerSettings) => {
   )
 }
 
-/** The worker without its HTTP port: loops, supervisor, health registry, heartbeat file. */
+/**
+ * The worker without its HTTP port: loops, supervisor, health registry, the components (LISTEN,
+ * heartbeat file, ingest batchers) and the one IngestStore the push port and chatbot_poll_loop share.
+ */
 export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   settings: WorkerSettings,
   loops: ReadonlyArray<L> = allLoops as unknown as ReadonlyArray<L>,
@@ -116,6 +125,8 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
 ) =>
   supervised(loops, options).pipe(
     Layer.provideMerge(Heartbeat.layer({ path: settings.heartbeatFile })),
+    Layer.provideMerge(IngestStore.layer),
+    Layer.provideMerge(Components.layer(options)),
     Layer.provideMerge(HealthRegistry.layer(loops.map((loop) => ({ name: loop.name, ttl: loop.ttl })))),
     Layer.provideMerge(Kicks.layer),
     Layer.provide(clientsLayer(settings)),
@@ -125,6 +136,5 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
 /** `worker`: the core, the push/health port, and exit 1 once the supervisor gives up. */
 export const WorkerLive = (settings: WorkerSettings, http: HttpSettings) =>
   PushServerLive(settings.port, http).pipe(
-    Layer.provideMerge(workerCore(settings)),
-    Layer.provide(IngestStore.layer)
+    Layer.provideMerge(workerCore(settings))
   )

@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { MAX_CONCURRENT_HASHES, peakConcurrentHashes } from "../../src/admin/Passwords.ts"
 import type { Env } from "../../src/config/AppConfig.ts"
 import * as Heartbeat from "../../src/health/Heartbeat.ts"
+import { Components } from "../../src/health/Components.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import { judge } from "../../src/health/probe.ts"
 import { createMigratedDatabase } from "../support/database.ts"
@@ -73,7 +74,7 @@ describe("a flood of concurrent sign-ins", () => {
     const heartbeat = join(mkdtempSync(join(tmpdir(), "recon-flood-")), "worker.heartbeat")
     const scope = Scope.makeUnsafe()
     await Effect.runPromise(Layer.buildWithScope(
-      Heartbeat.layer({ path: heartbeat, every: "100 millis" }).pipe(Layer.provide([HealthRegistry.layer([]), NodeServices.layer])),
+      Heartbeat.layer({ path: heartbeat, every: "100 millis" }).pipe(Layer.provide(Components.layer()), Layer.provideMerge(HealthRegistry.layer([])), Layer.provide(NodeServices.layer)),
       scope
     ).pipe(Effect.map(Context.isContext)))
     const writes: Array<number> = []

@@ -28,9 +28,9 @@ export const settingsOf = (env: Env) => {
 }
 
 /** admin_service as `admin` composes it, on 127.0.0.1 at a free port (the Effect to build inside a test's scope). */
-export const adminLayer = (databaseUrl: string, env: Env) =>
+export const adminLayer = (databaseUrl: string, env: Env, sql: Layer.Layer<SqlClient.SqlClient, unknown> = sqlLayer(databaseUrl)) =>
   adminServer(settingsOf(env), adminListener(0, httpSettings(env)), { disableLogger: true }).pipe(
-    Layer.provide(sqlLayer(databaseUrl)),
+    Layer.provide(sql),
     Layer.orDie
   )
 
@@ -39,9 +39,9 @@ export const baseUrlOf = (context: Context.Context<HttpServer.HttpServer>) => {
   return `http://127.0.0.1:${"port" in address ? address.port : 0}`
 }
 
-export const startAdmin = async (databaseUrl: string, env: Env): Promise<Running> => {
+export const startAdmin = async (databaseUrl: string, env: Env, sql?: Layer.Layer<SqlClient.SqlClient, unknown>): Promise<Running> => {
   const scope = Scope.makeUnsafe()
-  const context = await Effect.runPromise(Layer.buildWithScope(adminLayer(databaseUrl, env), scope))
+  const context = await Effect.runPromise(Layer.buildWithScope(adminLayer(databaseUrl, env, sql), scope))
   return { url: baseUrlOf(context), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 

@@ -5,6 +5,7 @@ import {
   formatForwarderContent,
   normalizeForDuplicates,
   parseForwarderContent,
+  readChatText,
   stripForwarderWrapper,
   stripSenderPrefix,
   stripWebSenderMarker
@@ -202,4 +203,24 @@ describe("normalizePhone", () => {
       assert.strictEqual(normalizePhone(input), expected)
     })
   }
+})
+
+describe("readChatText", () => {
+  const base = { chatId: "4242", username: undefined }
+  it("takes the sender from SmsForwarder's default wrapper and removes the wrapper", () => {
+    const text = formatForwarderContent({ from: "+82 10-1234-5678", text: "입금 5,000원\n홍길동", subId: 2, simInfo: "SIM2_SKT", receiveTime: "2025-03-01 10:00:00" })
+    assert.deepStrictEqual(readChatText({ ...base, text }), { sender: "+82 10-1234-5678", senderNormalized: "01012345678", text: "입금 5,000원\n홍길동" })
+  })
+  it("takes the sender from a 보낸사람 prefix, inline or on its own line, keeping the text", () => {
+    assert.deepStrictEqual(readChatText({ ...base, text: "보낸사람 : 15882100(국민은행)\n입금 1원" }), {
+      sender: "15882100",
+      senderNormalized: "15882100",
+      text: "보낸사람 : 15882100(국민은행)\n입금 1원"
+    })
+    assert.strictEqual(readChatText({ ...base, text: "보낸사람: 1588-2100 [KB]입금 1원" }).sender, "1588-2100")
+  })
+  it("falls back to @username, then the chat id, never treating them as phone numbers", () => {
+    assert.deepStrictEqual(readChatText({ chatId: "4242", username: "kim", text: "입금 1원" }), { sender: "@kim", senderNormalized: undefined, text: "입금 1원" })
+    assert.deepStrictEqual(readChatText({ ...base, text: " 입금 1원 " }), { sender: "4242", senderNormalized: undefined, text: "입금 1원" })
+  })
 })

@@ -125,4 +125,29 @@ describe("HealthRegistry", () => {
       assert.isTrue(yield* registry.ready)
       assert.deepStrictEqual((yield* registry.snapshot).loops.map((loop) => loop.name), ["a"])
     }))
+
+  it.effect("a component has no TTL: not ready from its registration until it reports its start, then fresh however long", () =>
+    Effect.gen(function*() {
+      const { registry, changes } = yield* registryWith([{ name: "a", ttl: "30 seconds" }])
+      yield* registry.reportSuccess("a")
+      assert.isTrue(yield* registry.ready)
+      yield* registry.registerComponent("batchers")
+      assert.isFalse(yield* registry.ready)
+      const component = Effect.map(registry.snapshot, (s) => s.components?.find((c) => c.name === "batchers"))
+      assert.deepStrictEqual(yield* component, { name: "batchers", state: "starting", restarts: 0 })
+      yield* registry.reportSuccess("batchers")
+      assert.isTrue(yield* registry.ready)
+      yield* TestClock.adjust("29 seconds")
+      yield* registry.reportSuccess("a")
+      yield* TestClock.adjust("29 seconds")
+      assert.isTrue(yield* registry.ready)
+      assert.deepStrictEqual(yield* component, { name: "batchers", state: "running", restarts: 0 })
+      // Not among the loops: the loops' list is the contract's.
+      assert.deepStrictEqual((yield* registry.snapshot).loops.map((loop) => loop.name), ["a"])
+      yield* registry.reportExit("batchers")
+      assert.isFalse(yield* registry.ready)
+      assert.strictEqual((yield* component)!.state, "exited")
+      yield* settle
+      assert.deepStrictEqual(changes, [false, true, false, true, false])
+    }))
 })

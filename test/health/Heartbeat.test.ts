@@ -57,6 +57,23 @@ describe("Heartbeat", () => {
     assert.deepStrictEqual(Schema.decodeUnknownSync(Heartbeat.HeartbeatJson)(JSON.parse(JSON.stringify(json))), json)
   })
 
+  it("toHeartbeatJson names the components beside the loops when the registry has any", () => {
+    const json = Heartbeat.toHeartbeatJson({
+      ready: false,
+      at: DateTime.makeUnsafe("2025-01-02T03:04:05.678Z"),
+      loops: [],
+      components: [{ name: "ingest_batchers", state: "exited", restarts: 1 }]
+    }, 4242)
+    assert.deepStrictEqual(json, {
+      ready: false,
+      pid: 4242,
+      written_at: "2025-01-02T03:04:05.678Z",
+      loops: {},
+      components: { ingest_batchers: { state: "exited", restarts: 1 } }
+    })
+    assert.deepStrictEqual(Schema.decodeUnknownSync(Heartbeat.HeartbeatJson)(JSON.parse(JSON.stringify(json))), json)
+  })
+
   it.effect("writes to a temp file in the same directory, then renames it over the heartbeat", () =>
     Effect.gen(function*() {
       const fs = memoryFs()

@@ -98,5 +98,12 @@ describe("probe", () => {
       loops: { a: { state: "exited", fresh: false }, b: { state: "running", fresh: true }, c: { state: "restarting", fresh: false } }
     })
     assert.deepStrictEqual(judge("/f", twoDown, now), { ok: false, line: "not ready: loops a exited, c restarting" })
+    const componentDown = JSON.stringify({
+      ready: false,
+      written_at: "2025-01-01T00:00:14.000Z",
+      loops: { a: { state: "running", fresh: true } },
+      components: { change_listener: { state: "running", restarts: 0 }, ingest_batchers: { state: "exited", restarts: 2 } }
+    })
+    assert.deepStrictEqual(judge("/f", componentDown, now), { ok: false, line: "not ready: component ingest_batchers exited" })
   })
 })

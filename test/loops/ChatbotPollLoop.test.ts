@@ -4,11 +4,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { OFFSET_CURSOR, readChatText, ChatbotPollLoop } from "../../src/loops/ChatbotPollLoop.ts"
+import { OFFSET_CURSOR, ChatbotPollLoop } from "../../src/loops/ChatbotPollLoop.ts"
 import type { LoopName } from "../../src/loops/Loop.ts"
 import { formatForwarderContent } from "../../src/domain/SmsText.ts"
 import { createMigratedDatabase, sqlLayer } from "../support/database.ts"
 import { captureLogs, loopServices as servicesOn } from "../support/loops.ts"
+import { ingestLayer } from "../support/worker.ts"
 import { apiError, fakeTelegram, textUpdate, TOKEN } from "../support/fakeTelegram.ts"
 
 const OPS_CHAT = 4242
@@ -25,7 +26,7 @@ const settings = (apiUrl: string, enabled = true) => ({
 })
 
 const loopServices = (url: string, apiUrl: string, kicked: Array<LoopName>, enabled = true) =>
-  servicesOn(url, settings(apiUrl, enabled), kicked)
+  Layer.provideMerge(ingestLayer, servicesOn(url, settings(apiUrl, enabled), kicked))
 
 const onDatabase = <A, E>(body: (url: string) => Effect.Effect<A, E, any>) =>
   Effect.gen(function*() {
@@ -239,24 +240,4 @@ describe("chatbot_poll_loop", () => {
         assert.notInclude(everything, TOKEN)
         assert.notInclude(everything, TOKEN.split(":")[1]!)
       })))
-})
-
-describe("readChatText", () => {
-  const base = { chatId: "4242", username: undefined }
-  it("takes the sender from SmsForwarder's default wrapper and removes the wrapper", () => {
-    const text = formatForwarderContent({ from: "+82 10-1234-5678", text: "입금 5,000원\n홍길동", subId: 2, simInfo: "SIM2_SKT", receiveTime: "2025-03-01 10:00:00" })
-    assert.deepStrictEqual(readChatText({ ...base, text }), { sender: "+82 10-1234-5678", senderNormalized: "01012345678", text: "입금 5,000원\n홍길동" })
-  })
-  it("takes the sender from a 보낸사람 prefix, inline or on its own line, keeping the text", () => {
-    assert.deepStrictEqual(readChatText({ ...base, text: "보낸사람 : 15882100(국민은행)\n입금 1원" }), {
-      sender: "15882100",
-      senderNormalized: "15882100",
-      text: "보낸사람 : 15882100(국민은행)\n입금 1원"
-    })
-    assert.strictEqual(readChatText({ ...base, text: "보낸사람: 1588-2100 [KB]입금 1원" }).sender, "1588-2100")
-  })
-  it("falls back to @username, then the chat id, never treating them as phone numbers", () => {
-    assert.deepStrictEqual(readChatText({ chatId: "4242", username: "kim", text: "입금 1원" }), { sender: "@kim", senderNormalized: undefined, text: "입금 1원" })
-    assert.deepStrictEqual(readChatText({ ...base, text: " 입금 1원 " }), { sender: "4242", senderNormalized: undefined, text: "입금 1원" })
-  })
 })

@@ -2,14 +2,17 @@
 // (and admin_service) on loopback: the decisions of DESIGN section 6, what is recorded, the
 // NOTIFY of a new deposit, the wallet's answers, and time (backoff, leases) through TestClock.
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Option, Redacted, Schedule, type Scope } from "effect"
+import { Clock, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, type Scope } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { AdminClient } from "../../src/clients/AdminClient.ts"
+import { WalletClient } from "../../src/clients/WalletClient.ts"
 import { OrderMatchLoop } from "../../src/loops/OrderMatchLoop.ts"
 import { createOperator, login, openSocket, startAdmin } from "../admin/support.ts"
-import { createMigratedDatabase, runSql } from "../support/database.ts"
+import { createMigratedDatabase, holdTableLock, runSql } from "../support/database.ts"
 import {
   addDeposit,
   addParsedSms,
@@ -23,7 +26,8 @@ import {
 } from "../support/match.ts"
 import { ADMIN_TOKEN, RECON_TOKEN, recon, type Running, startRecon } from "../support/recon.ts"
 import { startWallet, walletState } from "../support/wallet.ts"
-import { buildWorker, eventually, realWait } from "../support/worker.ts"
+import { loopServices } from "../support/loops.ts"
+import { buildWorker, eventually, realWait, workerSettings } from "../support/worker.ts"
 import { SqlClient } from "effect/sql"
 
 const heartbeatPath = () => join(mkdtempSync(join(tmpdir(), "recon-match-")), "worker.heartbeat")
@@ -390,17 +394,7 @@ describe("a hung pass", () => {
       const before = Option.getOrThrow(yield* runtime.supervisor.fiber("order_match_loop"))
 
       // Another session holds recon.deposit exclusively until released: the pass's query waits.
-      const release = yield* Deferred.make<void>()
-      const locked = yield* Deferred.make<void>()
-      yield* Effect.forkDetach(Effect.promise(() => runSql(db, Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* sql`LOCK TABLE recon.deposit IN ACCESS EXCLUSIVE MODE`
-          yield* Deferred.succeed(locked, undefined)
-          yield* Deferred.await(release)
-        }))
-      }))))
-      yield* Deferred.await(locked)
+      const lock = yield* holdTableLock(db, "recon.deposit")
       const sms = yield* Effect.promise(() => addParsedSms(db, "정약용", "25000"))
       yield* kicks.kick("order_match_loop")
       yield* realWait(200)
@@ -420,9 +414,42 @@ describe("a hung pass", () => {
       assert.isTrue((yield* registry.snapshot).loops.filter((l) => l.name !== "order_match_loop").every((l) => l.fresh))
 
       // The database answers again: the restarted loop's pass succeeds and readiness returns.
-      yield* Deferred.succeed(release, undefined)
+      yield* lock.release
       yield* eventually("ready again", registry.ready)
       assert.strictEqual((yield* loop).state, "running")
       yield* until("the SMS decided", async () => (await smsState(db, sms)).status === "unmatched")
     }), 60_000)
+})
+
+describe("the admin_service syncer", () => {
+  it.live("dying ends the loop's fiber, for the supervisor to restart it with readiness false meanwhile, rather than syncs stopping unseen", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("om-syncer"))
+      const player = yield* Effect.promise(() => addPlayer(db, "허준"))
+      yield* Effect.promise(() => addDeposit(db, player, "허준", "10000"))
+      yield* Effect.promise(() => addDeposit(db, player, "허준", "10000"))
+      const sms = yield* Effect.promise(() => addParsedSms(db, "허준", "10000"))
+      const syncs: Array<string> = []
+      // A defect inside the syncer's call: the syncer fiber dies with it.
+      const dyingAdmin = Layer.succeed(AdminClient, AdminClient.of({ sync: Effect.suspend(() => {
+        syncs.push("sync")
+        return Effect.die(new Error("admin client broke"))
+      }) }))
+      const services = Layer.mergeAll(
+        loopServices(db, workerSettings("/tmp/recon-om-syncer.heartbeat")),
+        dyingAdmin,
+        WalletClient.layer({ baseUrl: "http://127.0.0.1:9", token: undefined }).pipe(Layer.provide(FetchHttpClient.layer))
+      )
+      const loop = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+        const pass = yield* OrderMatchLoop.start
+        // The review asks for a sync; the loop then waits for its next pass, as an actor does.
+        yield* pass
+        return yield* Effect.never
+      })).pipe(Effect.provide(services)))
+      const exit = yield* Fiber.await(loop)
+      assert.isTrue(Exit.hasInterrupts(exit))
+      assert.deepStrictEqual(syncs, ["sync"])
+      // The pass itself was done: the review stands.
+      assert.strictEqual((yield* status(db, sms)).status, "manual_review")
+    }), 30_000)
 })

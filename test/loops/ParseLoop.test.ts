@@ -11,15 +11,12 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { builtins0007 } from "../../src/db/migrations/0007_parse.ts"
-import { IngestStore } from "../../src/db/IngestStore.ts"
-import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
-import { pushRoutes } from "../../src/http/PushServer.ts"
-import { Kicks, type LoopName } from "../../src/loops/Loop.ts"
+import type { LoopName } from "../../src/loops/Loop.ts"
 import { ParseLoop } from "../../src/loops/ParseLoop.ts"
-import { createMigratedDatabase, runSql, sqlLayer } from "../support/database.ts"
+import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { captureLogs, loopServices } from "../support/loops.ts"
-import { recon, serveLayer, startRecon } from "../support/recon.ts"
-import { buildWorker, eventually, pushForwarder, register, workerSettings } from "../support/worker.ts"
+import { recon, startRecon } from "../support/recon.ts"
+import { buildWorker, eventually, pushForwarder, register, servePush, workerSettings } from "../support/worker.ts"
 
 interface CorpusRow {
   readonly bank: string
@@ -70,17 +67,7 @@ const workerWithPush = (db: string) =>
   Effect.gen(function*() {
     const heartbeat = join(mkdtempSync(join(tmpdir(), "recon-parse-")), "worker.heartbeat")
     const worker = yield* buildWorker(db, heartbeat, { loops: [ParseLoop] })
-    const push = yield* Effect.acquireRelease(
-      Effect.promise(() =>
-        serveLayer(pushRoutes.pipe(
-          Layer.provide([IngestStore.layer, Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
-          Layer.provide(sqlLayer(db)),
-          Layer.orDie
-        ))
-      ),
-      (running) => Effect.promise(() => running.close())
-    )
-    return { ...worker, push: push.url }
+    return { ...worker, push: yield* servePush(worker) }
   })
 
 describe("parse_loop in the worker", () => {

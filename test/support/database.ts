@@ -1,11 +1,11 @@
 // A fresh database per test file on the run's PostgreSQL server (see globalSetup.ts).
-import { Effect, Layer, Redacted } from "effect"
+import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { inject } from "vitest"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { pgLayer } from "../../src/db/Database.ts"
+import { DatabaseUrl, pgLayer, type PoolName, servicePool } from "../../src/db/Database.ts"
 import { type EmbeddedCluster, startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
 import { runMigrations } from "../../src/db/Migrations.ts"
 
@@ -42,6 +42,29 @@ export const createMigratedDatabaseOn = async (server: string, prefix = "t"): Pr
 
 /** SqlClient on a URL, for tests that look at or arrange the database directly. */
 export const sqlLayer = (url: string) => pgLayer(Redacted.make(url), { maxConnections: 4 })
+
+/**
+ * Another session holds `table` (ACCESS EXCLUSIVE) from when this returns until `release` runs:
+ * statements on it wait meanwhile; `release` ends the session's transaction.
+ */
+export const holdTableLock = (url: string, table: string) =>
+  Effect.gen(function*() {
+    const released = yield* Deferred.make<void>()
+    const locked = yield* Deferred.make<void>()
+    const holder = yield* Effect.forkDetach(Effect.promise(() => runSql(url, Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`LOCK TABLE ${sql(table)} IN ACCESS EXCLUSIVE MODE`
+        yield* Deferred.succeed(locked, undefined)
+        yield* Deferred.await(released)
+      }))
+    }))))
+    yield* Deferred.await(locked)
+    return { release: Deferred.succeed(released, undefined).pipe(Effect.andThen(Fiber.join(holder))) }
+  })
+
+/** A service's own pool on a URL, as the service commands give it (its budget, its application_name). */
+export const poolLayer = (url: string, name: PoolName) => servicePool(name).pipe(Layer.provide(DatabaseUrl.layer(Redacted.make(url))), Layer.orDie)
 
 export const runSql = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>): Promise<A> =>
   Effect.runPromise(effect.pipe(Effect.provide(sqlLayer(url))))

@@ -1,6 +1,7 @@
 // recon_service on loopback for tests: the real routes on a real HTTP server (port 0) over a
 // real database, with helpers to call them as a client would.
 import { Context, Effect, Exit, Layer, Scope } from "effect"
+import type { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer } from "effect/http"
 import { type Env, type HttpSettings, readHttpSettings, readReconSettings, readSync } from "../../src/config/AppConfig.ts"
 import { nodeServer } from "../../src/http/NodeServer.ts"
@@ -34,9 +35,9 @@ export const serveLayer = async <A, E, R>(routes: Layer.Layer<A, E, R>, http: Ht
 }
 
 /** recon_service on a database URL with the given environment (tokens, LLM settings). */
-export const startRecon = (databaseUrl: string, env: Env = { SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN }) => {
+export const startRecon = (databaseUrl: string, env: Env = { SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN }, sql: Layer.Layer<SqlClient.SqlClient, unknown> = sqlLayer(databaseUrl)) => {
   const settings = readSync(env, readReconSettings)
-  return serveLayer(reconRoutes(settings).pipe(Layer.provide(sqlLayer(databaseUrl)), Layer.orDie), httpSettings(env))
+  return serveLayer(reconRoutes(settings).pipe(Layer.provide(sql), Layer.orDie), httpSettings(env))
 }
 
 export interface Answer {

@@ -9,9 +9,9 @@ import { runSql, sqlLayer } from "./database.ts"
 import { post, RECON_TOKEN, serveLayer } from "./recon.ts"
 
 /** wallet_service on a database URL with the given environment (tokens; default: the recon token). */
-export const startWallet = (databaseUrl: string, env: Env = { SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN }) => {
+export const startWallet = (databaseUrl: string, env: Env = { SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN }, sql: Layer.Layer<SqlClient.SqlClient, unknown> = sqlLayer(databaseUrl)) => {
   const settings = readSync(env, readWalletSettings)
-  return serveLayer(walletRoutes(settings).pipe(Layer.provide(sqlLayer(databaseUrl)), Layer.orDie))
+  return serveLayer(walletRoutes(settings).pipe(Layer.provide(sql), Layer.orDie))
 }
 
 /** POST /internal/wallet/deposit/agree with the recon token (or `token`). */

@@ -1,10 +1,14 @@
 // The worker's push port on loopback for tests, and clients that speak both forwarders' wire formats.
 import { Context, Deferred, Effect, Layer } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { IngestStore } from "../../src/db/IngestStore.ts"
 import { formatForwarderContent } from "../../src/domain/SmsText.ts"
 import { signSmsGateway, smsForwarderFormBody } from "../../src/domain/PushFormats.ts"
+import { Components } from "../../src/health/Components.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
+import { nodeServer } from "../../src/http/NodeServer.ts"
 import { pushRoutes } from "../../src/http/PushServer.ts"
 import type { AdminClient } from "../../src/clients/AdminClient.ts"
 import type { WalletClient } from "../../src/clients/WalletClient.ts"
@@ -15,10 +19,13 @@ import type { Env, WorkerSettings } from "../../src/config/AppConfig.ts"
 import { runSql, sqlLayer } from "./database.ts"
 import { type Answer, httpSettings, type Running, serveLayer } from "./recon.ts"
 
+/** The IngestStore with its batchers, a component of a health registry of its own (given a SqlClient): no worker around it. */
+export const ingestLayer = IngestStore.layer.pipe(Layer.provide(Components.layer()), Layer.provideMerge(HealthRegistry.layer([])))
+
 /** POST /push/{device_id} and the health routes on a database, without any loop running. */
 export const startPushServer = (databaseUrl: string, env: Env = {}): Promise<Running> =>
   serveLayer(pushRoutes.pipe(
-    Layer.provide([IngestStore.layer, Kicks.layer, HealthRegistry.layer([])]),
+    Layer.provide([ingestLayer, Kicks.layer]),
     Layer.provide(sqlLayer(databaseUrl)),
     Layer.orDie
   ), httpSettings(env))
@@ -160,25 +167,44 @@ export const workerSettings = (heartbeatFile: string, overrides: Partial<WorkerS
 })
 
 /**
+ * The push port of a worker built by {@link buildWorker}, on its own store, kicks and registry;
+ * built in the caller's scope and context, so its readiness is read on the caller's clock (TestClock).
+ */
+export const servePush = (worker: { readonly store: IngestStore["Service"]; readonly kicks: Kicks["Service"]; readonly registry: HealthRegistry["Service"] }) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(HttpRouter.serve(pushRoutes, { disableLogger: true, disableListenLog: true }).pipe(
+      Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
+      Layer.provideMerge(nodeServer(0, httpSettings())),
+      Layer.orDie
+    ))
+    const address = Context.get(context, HttpServer.HttpServer).address
+    return `http://127.0.0.1:${"port" in address ? address.port : 0}`
+  })
+
+/**
  * The worker's loops, supervisor, health registry and heartbeat on a database, built in the
  * caller's scope; `fatal` completes when the supervisor gives up.
  */
 export const buildWorker = (databaseUrl: string, heartbeatFile: string, options: RuntimeOptions & {
-  readonly loops?: ReadonlyArray<Loop<LoopServices | WalletClient | AdminClient>>
+  readonly loops?: ReadonlyArray<Loop<LoopServices | WalletClient | AdminClient | IngestStore>>
   /** Wallet and admin URLs, token: by default nothing answers (port 9) and no token is set. */
   readonly settings?: Partial<WorkerSettings>
+  /** The worker's database client; by default a small pool of the test's. */
+  readonly sql?: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, unknown>
 } = {}) =>
   Effect.gen(function*() {
     const fatal = yield* Deferred.make<never, unknown>()
     const context = yield* Layer.build(workerCore(workerSettings(heartbeatFile, options.settings), options.loops, options).pipe(
       Layer.provideMerge(Fatal.layerOn(fatal)),
-      Layer.provideMerge(sqlLayer(databaseUrl)),
+      Layer.provideMerge(options.sql ?? sqlLayer(databaseUrl)),
       Layer.orDie
     ))
     return {
       registry: Context.get(context, HealthRegistry),
       runtime: Context.get(context, WorkerRuntime),
       kicks: Context.get(context, Kicks),
+      store: Context.get(context, IngestStore),
+      sql: Context.get(context, SqlClient.SqlClient),
       fatal
     }
   })

@@ -1,0 +1,72 @@
+// One pool per service, as `all` composes them, on a real database: a burst that takes every
+// connection of the worker's pool leaves recon_service, wallet_service and admin_service answering
+// on their own; pg_stat_activity names who holds what.
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber } from "effect"
+import { SqlClient } from "effect/sql"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { POOL_BUDGETS } from "../../src/db/Database.ts"
+import { adminEnv, startAdmin } from "../admin/support.ts"
+import { createMigratedDatabase, poolLayer, runSql } from "../support/database.ts"
+import { type Running, startRecon } from "../support/recon.ts"
+import { startWallet } from "../support/wallet.ts"
+import { buildWorker, eventually } from "../support/worker.ts"
+
+const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
+
+/** Connections open on the database, by application_name. */
+const connections = (db: string) =>
+  Effect.promise(() => runSql(db, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ name: string; n: number }>`SELECT application_name AS name, count(*)::int AS n
+      FROM pg_stat_activity WHERE datname = current_database() GROUP BY application_name`
+    return Object.fromEntries(rows.map((row) => [row.name, row.n])) as Record<string, number>
+  })))
+
+const status = (url: string, init?: RequestInit) => Effect.promise(() => fetch(url, init).then((response) => response.status))
+
+describe("service pools", () => {
+  it.live("every connection of the worker's pool taken: recon, wallet and admin still answer from their own pools", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("pools"))
+      const recon = yield* serve(startRecon(db, undefined, poolLayer(db, "recon_service")))
+      const wallet = yield* serve(startWallet(db, undefined, poolLayer(db, "wallet_service")))
+      const admin = yield* serve(startAdmin(db, adminEnv(recon.url), poolLayer(db, "admin_service")))
+      const heartbeat = join(mkdtempSync(join(tmpdir(), "recon-pools-")), "worker.heartbeat")
+      const worker = yield* buildWorker(db, heartbeat, { sql: poolLayer(db, "recon_worker") })
+      yield* eventually("worker ready", worker.registry.ready)
+
+      // A burst on the worker: more statements than its budget, each holding its connection until released.
+      const release = yield* Deferred.make<void>()
+      const hold = Effect.scoped(Effect.gen(function*() {
+        yield* worker.sql.reserve
+        yield* Deferred.await(release)
+      }))
+      const burst = yield* Effect.forkChild(Effect.forEach(Array.from({ length: POOL_BUDGETS.recon_worker + 5 }), () => hold, { concurrency: "unbounded" }))
+      yield* eventually(
+        "the worker's pool exhausted",
+        Effect.map(connections(db), (open) => open["recon_worker"] === POOL_BUDGETS.recon_worker)
+      )
+
+      assert.strictEqual(yield* status(`${recon.url}/health`), 200)
+      assert.strictEqual(yield* status(`${wallet.url}/health`), 200)
+      // Sign-in reads the operator table: answered (no such operator), not held up.
+      assert.strictEqual(yield* status(`${admin.url}/api/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ account: "nobody", password: "whatever-password" })
+      }), 401)
+      const open = yield* connections(db)
+      assert.strictEqual(open["recon_worker"], POOL_BUDGETS.recon_worker)
+      for (const name of ["recon_service", "wallet_service", "admin_service"] as const) {
+        assert.isAtLeast(open[name] ?? 0, 1, name)
+        assert.isAtMost(open[name] ?? 0, POOL_BUDGETS[name], name)
+      }
+
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(burst)
+      yield* eventually("worker ready after the burst", worker.registry.ready)
+    }), 60_000)
+})
