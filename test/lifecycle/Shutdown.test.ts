@@ -67,11 +67,12 @@ describe("`all` on the embedded database", () => {
   it("stops in order on Ctrl-C (SIGINT to the process group) and SIGTERM, exit 0, no server left; tokens and password kept", async () => {
     const cwd = workDir("all")
     const data = join(cwd, ".data", "pg")
-    const [reconPort, pushPort, adminPort] = [await freePort(), await freePort(), await freePort()]
+    const [reconPort, pushPort, adminPort, walletPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
     const env = {
       SVC_RECON_PORT: String(reconPort),
       SVC_PUSH_PORT: String(pushPort),
       SVC_ADMIN_PORT: String(adminPort),
+      SVC_WALLET_PORT: String(walletPort),
       SVC_WORKER_HEARTBEAT_FILE: join(cwd, "heartbeat")
     }
     let firstToken: string | undefined
@@ -79,8 +80,8 @@ describe("`all` on the embedded database", () => {
       const all = spawnCommand(["all"], env, { cwd, detached: true })
       try {
         assert.isTrue(await waitForUrl(`http://127.0.0.1:${reconPort}/health`, 90_000), all.output())
-        // admin_service says that it listens, like the other two
-        assert.isTrue(await waitUntil(() => (all.stderr().match(/Listening on/g) ?? []).length === 3, 30_000), all.stderr())
+        // admin_service says that it listens, like the other three (recon, worker, wallet)
+        assert.isTrue(await waitUntil(() => (all.stderr().match(/Listening on/g) ?? []).length === 4, 30_000), all.stderr())
 
         // The dev tokens: made once, kept in .data/dev-tokens.env (0600), the same at every start.
         const tokenFile = join(cwd, ".data", "dev-tokens.env")
