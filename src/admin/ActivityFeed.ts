@@ -6,7 +6,7 @@
 // refreshes top-info, so the counters move with it.
 import { Context, DateTime, Duration, Effect, Layer, Schedule } from "effect"
 import { AdminStore } from "../db/AdminStore.ts"
-import { dieUnlessAway } from "../db/ReconStore.ts"
+import { dieUnlessAway } from "../db/Database.ts"
 import { DATABASE_AWAY } from "../http/Envelope.ts"
 import { type Connection, makeClientHub, type Message } from "./ClientHub.ts"
 import { TopInfoFeed } from "./TopInfoFeed.ts"

@@ -9,7 +9,7 @@ import { find } from "../commands/Commands.ts"
 import { all, problem, read, readDatabaseUrl, readLogSettings } from "../config/AppConfig.ts"
 import { CommandFailed, readConfigOrExit, runOnDatabase } from "../config/Runner.ts"
 import { AccountExists, AdminStore } from "../db/AdminStore.ts"
-import { isDatabaseAway } from "../db/ReconStore.ts"
+import { isDatabaseAway } from "../db/Database.ts"
 import { hashPassword, passwordProblem } from "./Passwords.ts"
 import { promptHidden } from "./PasswordPrompt.ts"
 

@@ -3,7 +3,7 @@
 // costs two reads, and each caller still gets counters read after it asked.
 import { Context, DateTime, Deferred, Duration, Effect, Exit, Layer, Schedule } from "effect"
 import type { SqlError } from "effect/sql"
-import { dieUnlessAway } from "../db/ReconStore.ts"
+import { dieUnlessAway } from "../db/Database.ts"
 import { DATABASE_AWAY } from "../http/Envelope.ts"
 import { type Connection, makeClientHub, type Message } from "./ClientHub.ts"
 import { TopInfo } from "./TopInfo.ts"

@@ -5,8 +5,8 @@ import { SqlClient, type SqlError } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { ReviewCandidateRow, type ReviewItem, SmsRow } from "../domain/Records.ts"
 import { compactForComparison } from "../domain/SmsText.ts"
-import { decodeRows } from "./Codecs.ts"
-import { amountText, smsColumns } from "./ReconStore.ts"
+import { amountText, decodeRows } from "./Codecs.ts"
+import { smsColumns } from "./ReconStore.ts"
 
 /** admin's own part of top-info (DESIGN section 7). */
 export const OwnCounters = Schema.Struct({

@@ -22,3 +22,6 @@ export const decodeRows = <S extends Schema.Top & { readonly DecodingServices: n
   const decode = Schema.decodeUnknownEffect(Schema.Array(schema))
   return (rows: ReadonlyArray<unknown>) => Effect.orDie(decode(rows)) as Effect.Effect<ReadonlyArray<S["Type"]>>
 }
+
+/** An amount as DESIGN section 4 writes it: "50000", "12.50" (no ".00" on whole won). */
+export const amountText = (column: string) => `CASE WHEN ${column} = trunc(${column}) THEN trunc(${column})::text ELSE ${column}::text END`

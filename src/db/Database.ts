@@ -3,7 +3,7 @@
 // that uses it; one pool per service, each with its own budget.
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import { resolve } from "node:path"
 import { CommandFailed } from "../config/Runner.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
@@ -64,6 +64,17 @@ const rootMessage = (error: unknown): string => {
   }
   return message
 }
+
+/** A lost or refused connection is the database being away (503); anything else is a defect (500). */
+export const isDatabaseAway = (error: SqlError.SqlError): boolean => error.reason instanceof SqlError.ConnectionError
+  || /ECONNREFUSED|ECONNRESET|EPIPE|terminating connection|connection.*closed|the database system is/i.test(String(error.reason.cause ?? error.message))
+
+/**
+ * The SqlError of the database being away stays a failure; any other is a defect (the query or
+ * the schema is wrong), so nothing of it reaches a caller.
+ */
+export const dieUnlessAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.catchIf(effect, (error) => SqlError.isSqlError(error) && !isDatabaseAway(error), Effect.die)
 
 /** The pooled client for a URL; queries fail with a ConnectionError while the server is away and recover by themselves. */
 export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly maxConnections?: number; readonly applicationName?: string }) =>

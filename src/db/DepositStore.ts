@@ -2,13 +2,15 @@
 // or created, and a pending deposit for it; and the list of deposits, newest first.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { DbId, DbTime, DbTimeOrNull } from "./Codecs.ts"
-import { amountText } from "./ReconStore.ts"
+import { amountText, DbId, DbTime, DbTimeOrNull, decodeRows } from "./Codecs.ts"
 
 export const DEPOSIT_STATUSES = ["pending", "approved", "rejected", "expired"] as const
 export type DepositStatus = (typeof DEPOSIT_STATUSES)[number]
 
 /** Several players have this exact name: which one a new deposit is for is not clear. */
+/** No deposit has this id (recon_service resolving a review, wallet_service agreeing). */
+export class DepositNotFound extends Schema.TaggedError<DepositNotFound>()("DepositNotFound", { depositId: Schema.Int }) {}
+
 export class AmbiguousPlayer extends Schema.TaggedError<AmbiguousPlayer>()("AmbiguousPlayer", {
   name: Schema.String,
   count: Schema.Int
@@ -38,7 +40,7 @@ export interface NewDeposit {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const decodeRows = Schema.decodeUnknownEffect(Schema.Array(DepositRow))
+  const decodeDeposits = decodeRows(DepositRow)
 
   return {
     /** Creates a pending deposit (and its player when no player has the name); answers the deposit's and player's ids. */
@@ -67,7 +69,7 @@ const make = Effect.gen(function*() {
         FROM recon.deposit AS d JOIN recon.player AS p ON p.id = d.player_id
         WHERE ${filter.status === undefined ? sql`true` : sql`d.status = ${filter.status}`}
         ORDER BY d.created_at DESC, d.id DESC LIMIT ${filter.limit}`.pipe(
-        Effect.flatMap((rows) => Effect.orDie(decodeRows(rows)))
+        Effect.flatMap(decodeDeposits)
       )
   }
 })

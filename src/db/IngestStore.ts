@@ -4,7 +4,7 @@
 import { Cause, Context, DateTime, Deferred, Effect, Exit, Layer, Option, Queue, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { DbId } from "./Codecs.ts"
-import { isDatabaseAway } from "./ReconStore.ts"
+import { isDatabaseAway } from "./Database.ts"
 import { PushFormat } from "../domain/Records.ts"
 import { normalizeForDuplicates } from "../domain/SmsText.ts"
 import { Components } from "../health/Components.ts"

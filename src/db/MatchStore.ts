@@ -4,7 +4,7 @@
 import { DateTime, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Candidate, decide, type Decision, type MatchDetail, type WalletAnswer } from "../domain/Matching.ts"
-import { DbId } from "./Codecs.ts"
+import { DbId, decodeRows } from "./Codecs.ts"
 
 /** How long from its first parse an SMS without a candidate is tried again on every pass. */
 export const UNMATCHED_WINDOW = "24 hours"
@@ -33,14 +33,10 @@ const PlayersRow = Schema.Struct({
 const Due = Schema.Struct({ id: DbId, deposit_id: DbId, attempts: Schema.Int })
 export type Due = typeof Due.Type
 
-const decode = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) => {
-  const run = Schema.decodeUnknownEffect(Schema.Array(schema))
-  return (rows: ReadonlyArray<unknown>) => Effect.orDie(run(rows)) as Effect.Effect<ReadonlyArray<S["Type"]>>
-}
-const decodeClaimed = decode(Claimed)
-const decodeCandidates = decode(CandidateRow)
-const decodePlayers = decode(PlayersRow)
-const decodeDue = decode(Due)
+const decodeClaimed = decodeRows(Claimed)
+const decodeCandidates = decodeRows(CandidateRow)
+const decodePlayers = decodeRows(PlayersRow)
+const decodeDue = decodeRows(Due)
 
 export interface Decided {
   /** SMS now approving, leased to this process until `leaseUntil`: send them to the wallet. */

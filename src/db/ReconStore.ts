@@ -3,7 +3,8 @@
 // envelopes. Writes that the worker must see at once also NOTIFY `recon_changes` with the table's name.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
-import { decodeRows } from "./Codecs.ts"
+import { amountText, decodeRows } from "./Codecs.ts"
+import { DepositNotFound } from "./DepositStore.ts"
 import { DecisionRow, DeviceRow, PhoneRow, RegistrationRow, SmsDetailRow, SmsRow, TemplateRow } from "../domain/Records.ts"
 import type { PushFormat, SmsStatus } from "../domain/Records.ts"
 import { compactForComparison } from "../domain/SmsText.ts"
@@ -32,8 +33,6 @@ export class SmsStatusConflict extends Schema.TaggedError<SmsStatusConflict>()("
 /** A reset of an SMS whose money has moved or is moving (approving, approved). */
 export class SmsMoneyMoved extends Schema.TaggedError<SmsMoneyMoved>()("SmsMoneyMoved", { smsId: Schema.Int, status: Schema.String }) {}
 
-/** No deposit has this id. */
-export class DepositNotFound extends Schema.TaggedError<DepositNotFound>()("DepositNotFound", { depositId: Schema.Int }) {}
 
 /** The deposit chosen for an SMS is no longer pending. */
 export class DepositNotPending extends Schema.TaggedError<DepositNotPending>()("DepositNotPending", { depositId: Schema.Int, status: Schema.String }) {}
@@ -86,21 +85,7 @@ export type ReconStoreError =
   | DuplicatePhone
   | DeviceNotFound
 
-/** A lost or refused connection is the database being away (503); anything else is a defect (500). */
-export const isDatabaseAway = (error: SqlError.SqlError): boolean => error.reason instanceof SqlError.ConnectionError
-  || /ECONNREFUSED|ECONNRESET|EPIPE|terminating connection|connection.*closed|the database system is/i.test(String(error.reason.cause ?? error.message))
-
-/**
- * The SqlError of the database being away stays a failure; any other is a defect (the query or
- * the schema is wrong), so nothing of it reaches a caller.
- */
-export const dieUnlessAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.catchIf(effect, (error) => SqlError.isSqlError(error) && !isDatabaseAway(error), Effect.die)
-
 /** The columns of an SMS record (DESIGN section 5), as SmsRow decodes them. */
-/** An amount as DESIGN section 4 writes it: "50000", "12.50" (no ".00" on whole won). */
-export const amountText = (column: string) => `CASE WHEN ${column} = trunc(${column}) THEN trunc(${column})::text ELSE ${column}::text END`
-
 export const smsColumns = `id, device_id, sender, body, received_at, status, bank, payer_name, ${amountText("amount")} AS amount, deposit_id, created_at`
 
 const escapeLike = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`

@@ -3,7 +3,8 @@
 // reading a balance.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
-import { amountText, DepositNotFound } from "./ReconStore.ts"
+import { amountText } from "./Codecs.ts"
+import { DepositNotFound } from "./DepositStore.ts"
 
 /** No player has this id. */
 export class PlayerNotFound extends Schema.TaggedError<PlayerNotFound>()("PlayerNotFound", {

@@ -109,7 +109,6 @@ export const ReviewCandidateRow = Schema.Struct({
   task_status: Schema.NullOr(Schema.Number),
   created_at: DbTime
 })
-export type ReviewCandidate = typeof ReviewCandidateRow.Type
 
 /** An SMS awaiting a person (need_check, manual_review, unmatched), with its candidate deposits. */
 export const ReviewItemRow = Schema.Struct({

@@ -19,7 +19,6 @@ export interface LoadedTemplate {
 
 /** The templates in the order they are tried for one sender. */
 export interface TemplateSet {
-  readonly all: ReadonlyArray<LoadedTemplate>
   readonly forSender: (sender: string) => ReadonlyArray<LoadedTemplate>
 }
 
@@ -41,7 +40,6 @@ export const templateSet = (templates: ReadonlyArray<LoadedTemplate>): TemplateS
   }
   const cache = new Map<string, ReadonlyArray<LoadedTemplate>>()
   return {
-    all: sorted,
     forSender: (sender) => {
       const key = senderKey(sender)
       const cached = cache.get(key)

@@ -6,7 +6,7 @@ import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerResponse } 
 import { HttpApiError } from "effect/http-api"
 import { SchemaIssue } from "effect"
 import { SqlError } from "effect/sql"
-import { isDatabaseAway } from "../db/ReconStore.ts"
+import { isDatabaseAway } from "../db/Database.ts"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
 import { ApiFailure, DATABASE_AWAY, envelopeResponse, type ErrorStatus, type Issue, messages, NO_SUCH_ROUTE } from "./Envelope.ts"
 

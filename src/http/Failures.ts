@@ -2,7 +2,8 @@
 // SqlError of the database being away as the 503; any other SqlError is a defect (500, nothing leaked).
 import { Effect } from "effect"
 import { SqlError } from "effect/sql"
-import { dieUnlessAway, type ReconStoreError } from "../db/ReconStore.ts"
+import { dieUnlessAway } from "../db/Database.ts"
+import type { ReconStoreError } from "../db/ReconStore.ts"
 import type { WalletStoreError } from "../db/WalletStore.ts"
 import { ApiFailure, DATABASE_AWAY, type ErrorStatus, fail } from "./Envelope.ts"
 

@@ -7,9 +7,9 @@ import { SqlError } from "effect/sql"
 import { WrongCredentials } from "../../src/admin/Operators.ts"
 import { toApiFailure as adminFailure } from "../../src/admin/AdminHandlers.ts"
 import { ReconRefused, ReconUnavailable } from "../../src/clients/ReconClient.ts"
+import { DepositNotFound } from "../../src/db/DepositStore.ts"
 import {
   AmountMismatch,
-  DepositNotFound,
   DepositNotPending,
   DepositTaken,
   DeviceNotFound,
