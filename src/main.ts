@@ -19,10 +19,13 @@ if (
   process.execve(process.execPath, [process.execPath, "--max-semi-space-size=2", ...process.execArgv, ...process.argv.slice(1)], process.env)
 }
 
-if (isHelp(name) || (command !== undefined && isHelp(args[0]))) {
+if (command !== undefined && command.help === undefined) {
+  // A command with help of its own (meta): every argument goes to it, `--help` and `help SUB` included.
+  await command.run(args)
+} else if (isHelp(name) || (command !== undefined && isHelp(args[0]))) {
   const topic = isHelp(name) ? find(args[0]) : command
   if (topic !== undefined && topic.help === undefined) {
-    await topic.run(["--help"])
+    await topic.run([...args.slice(1), "--help"])
   } else {
     process.stdout.write(`${topic?.help ?? usage}\n`)
     process.exit(0)

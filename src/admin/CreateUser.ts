@@ -7,7 +7,7 @@ import { SqlError } from "effect/sql"
 import { runCli } from "../commands/Cli.ts"
 import { find } from "../commands/Commands.ts"
 import { all, problem, read, readDatabaseUrl, readLogSettings } from "../config/AppConfig.ts"
-import { CommandFailed, readConfigOrExit, runOnDatabase } from "../config/Runner.ts"
+import { readConfigOrExit, runOnDatabase, userMessage } from "../config/Runner.ts"
 import { AccountExists, AdminStore } from "../db/AdminStore.ts"
 import { isDatabaseAway } from "../db/Database.ts"
 import { hashPassword, passwordProblem } from "./Passwords.ts"
@@ -58,7 +58,8 @@ const createUser = async (account: string) => {
   if (Exit.isSuccess(result)) return exit(0, `operator "${account}" created (id ${result.value})`)
   const failure = Option.getOrUndefined(Cause.findErrorOption(result.cause))
   if (failure instanceof AccountExists) return exit(1, `admin --create-user: account "${account}" already exists`)
-  if (failure instanceof CommandFailed) return exit(1, `admin --create-user: failed: ${failure.message}`)
+  const line = userMessage(failure)
+  if (line !== undefined) return exit(1, `admin --create-user: failed: ${line}`)
   if (SqlError.isSqlError(failure) && isDatabaseAway(failure)) return exit(1, "admin --create-user: the database is unreachable")
   const squashed = Cause.squash(result.cause)
   return exit(1, `admin --create-user: failed: ${squashed instanceof Error ? squashed.message : "unknown error"}`)

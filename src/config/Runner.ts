@@ -52,7 +52,7 @@ export const readConfigOrExit = <A>(env: Env, settings: Settings<A>): A => {
 }
 
 /** A failure the user can act on, as one line (anything else is printed with its cause). */
-const userMessage = (error: unknown): string | undefined => {
+export const userMessage = (error: unknown): string | undefined => {
   if (error instanceof CommandFailed) return error.message
   // A port another process holds: the server's own error, with Node's listen error as its cause.
   if (error instanceof HttpServerError.ServeError && error.cause instanceof Error && "code" in error.cause) {

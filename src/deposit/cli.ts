@@ -7,7 +7,7 @@ import { CliError, Command, Flag } from "effect/cli"
 import { outcome } from "../commands/Cli.ts"
 import { find } from "../commands/Commands.ts"
 import { SqlError } from "effect/sql"
-import { readDatabaseCommandSettings, runOnDatabase } from "../config/Runner.ts"
+import { readDatabaseCommandSettings, runOnDatabase, userMessage } from "../config/Runner.ts"
 import { AmbiguousPlayer, DEPOSIT_STATUSES, type DepositRow, type DepositStatus, DepositStore } from "../db/DepositStore.ts"
 import { parseAmount } from "../domain/Money.ts"
 
@@ -123,6 +123,8 @@ export const main = async (args: ReadonlyArray<string>) => {
   if (error instanceof AmbiguousPlayer) {
     return exit(1, `deposit create: ${error.count} players are named "${error.name}"; create this deposit in the platform, which knows which one`)
   }
+  const line = userMessage(error)
+  if (line !== undefined) return exit(1, `deposit: ${line}`)
   if (SqlError.isSqlError(error)) return exit(1, `deposit: the database failed (${error.reason._tag})`)
   return exit(1, "deposit: failed unexpectedly")
 }

@@ -246,6 +246,3 @@ export const svcMetaProblems = (value: Json | undefined): Array<string> => {
 
 /** The field's `uiSchema.x-component`, when it is a string. */
 export const fieldComponent = (options: JsonObject): string | undefined => getString(options, ["uiSchema", "x-component"])
-
-/** The field's `uiSchema`, when present. */
-export const fieldUiSchema = (options: JsonObject): Json | undefined => getPath(options, ["uiSchema"])

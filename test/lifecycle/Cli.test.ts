@@ -61,6 +61,14 @@ describe("help", () => {
     }
   }, 120_000)
 
+  it("meta's subcommand help the same through `meta help SUB`, `meta SUB --help` and `help meta SUB`", async () => {
+    const [own, flag, top] = await Promise.all([run(["meta", "help", "audit"]), run(["meta", "audit", "--help"]), run(["help", "meta", "audit"])])
+    for (const answer of [own, flag, top]) assert.strictEqual(answer.code, 0, answer.stderr)
+    assert.include(flag.stdout, "--collection")
+    assert.strictEqual(own.stdout, flag.stdout)
+    assert.strictEqual(top.stdout, flag.stdout)
+  }, 60_000)
+
   it("an unknown command is still an error (exit 2, usage on stderr)", async () => {
     const { code, stdout, stderr } = await run(["--frobnicate"])
     assert.strictEqual(code, 2)
@@ -80,6 +88,18 @@ describe("an unreachable database", () => {
       assert.strictEqual(stderr, `error: database postgres://someone@127.0.0.1:${port}/recon is unreachable: connect ECONNREFUSED 127.0.0.1:${port}\n`)
       assert.notInclude(stderr, "hunter2")
     }
+  })
+
+  it("the one-shot commands say the same line after their name; exit 1", async () => {
+    const port = await freePort()
+    const url = `postgres://someone:hunter2-secret@127.0.0.1:${port}/recon`
+    const line = `database postgres://someone@127.0.0.1:${port}/recon is unreachable: connect ECONNREFUSED 127.0.0.1:${port}`
+    const deposit = await run(["deposit", "list"], { DATABASE_URL: url })
+    assert.strictEqual(deposit.code, 1, deposit.stderr)
+    assert.strictEqual(deposit.stderr, `deposit: ${line}\n`)
+    const createUser = await run(["admin", "--create-user", "gina"], { DATABASE_URL: url, ADMIN_PASSWORD: "a-long-enough-password-42" })
+    assert.strictEqual(createUser.code, 1, createUser.stderr)
+    assert.strictEqual(createUser.stderr, `admin --create-user: failed: ${line}\n`)
   })
 })
 
