@@ -76,6 +76,10 @@ export const isDatabaseAway = (error: SqlError.SqlError): boolean => error.reaso
 export const dieUnlessAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.catchIf(effect, (error) => SqlError.isSqlError(error) && !isDatabaseAway(error), Effect.die)
 
+/** Whether the database answers a query within 3 s (the services' GET /health). */
+export const databaseAnswers = (sql: SqlClient.SqlClient): Effect.Effect<boolean> =>
+  sql`SELECT 1`.pipe(Effect.timeout("3 seconds"), Effect.as(true), Effect.orElseSucceed(() => false))
+
 /** The pooled client for a URL; queries fail with a ConnectionError while the server is away and recover by themselves. */
 export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly maxConnections?: number; readonly applicationName?: string }) =>
   PgClient.layer({

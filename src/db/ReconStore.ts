@@ -336,10 +336,7 @@ const make = Effect.gen(function*() {
           unmatched_sms_cnt: count("unmatched"),
           duplicate_sms_cnt: count("duplicate")
         }
-      }),
-
-    /** true while the database answers. */
-    ping: () => sql`SELECT 1`.pipe(Effect.timeout("3 seconds"), Effect.as(true), Effect.orElseSucceed(() => false))
+      })
   }
 
   function deleteById<E>(table: string, notFound: () => E, id: number) {

@@ -1,10 +1,11 @@
 // recon_service: the recon API, its OpenAPI document and the public GET /health, on one port.
 import { Effect, Layer, Redacted } from "effect"
-import { FetchHttpClient, HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { FetchHttpClient, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { LlmClient } from "../clients/LlmClient.ts"
 import type { HttpSettings, ReconSettings } from "../config/AppConfig.ts"
 import { ReconStore } from "../db/ReconStore.ts"
+import { HealthRoute } from "./HealthRoute.ts"
 import { TOKEN_HEADER } from "./CallerAuth.ts"
 import { fail } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
@@ -12,17 +13,6 @@ import { nodeServer } from "./NodeServer.ts"
 import { ReconApi } from "./ReconApi.ts"
 import { reconHandlers } from "./ReconHandlers.ts"
 import { CallerAuthLive, tokenMatcher } from "./TokenAuth.ts"
-
-/** Probes poll it every few seconds: its answers are logged at debug, not with the info line of every other request. */
-export const HealthRoute = Layer.unwrap(Effect.gen(function*() {
-  const store = yield* ReconStore
-  return HttpRouter.add("GET", "/health", HttpMiddleware.withLoggerDisabled(Effect.map(store.ping(), (up) =>
-    up
-      ? HttpServerResponse.jsonUnsafe({ status: "ok" })
-      : HttpServerResponse.jsonUnsafe({ status: "unavailable" }, { status: 503 })).pipe(
-      Effect.tap((response) => Effect.logDebug(`GET /health ${response.status}`))
-    )))
-}))
 
 const openApiRoute = (accepted: ReadonlyArray<Redacted.Redacted<string>>) => {
   const matches = tokenMatcher(accepted)

@@ -4,13 +4,12 @@ import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { HttpSettings, WalletSettings } from "../config/AppConfig.ts"
-import { ReconStore } from "../db/ReconStore.ts"
 import { WalletStore } from "../db/WalletStore.ts"
 import { ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
 import { answered } from "./Failures.ts"
 import { nodeServer } from "./NodeServer.ts"
-import { HealthRoute } from "./ReconServer.ts"
+import { HealthRoute } from "./HealthRoute.ts"
 import { CallerAuthLive } from "./TokenAuth.ts"
 import { WalletApi } from "./WalletApi.ts"
 
@@ -38,7 +37,7 @@ export const walletRoutes = (settings: WalletSettings) =>
     ),
     HealthRoute,
     EnvelopeMiddleware
-  ).pipe(Layer.provide([WalletStore.layer, ReconStore.layer]))
+  ).pipe(Layer.provide(WalletStore.layer))
 
 export const WalletServerLive = (settings: WalletSettings, http: HttpSettings) =>
   HttpRouter.serve(walletRoutes(settings)).pipe(
