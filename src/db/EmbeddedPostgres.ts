@@ -297,6 +297,8 @@ export const startEmbeddedPostgres = async (options: {
 }): Promise<EmbeddedCluster> => {
   const { dir } = options
   const files = sideFiles(dir)
+  // First: an install without the binaries is told to set DATABASE_URL before anything is written.
+  const { postgres, initdb } = await binaries()
   mkdirSync(dirname(dir), { recursive: true })
   const running = readPidFile(dir)
   if (running !== undefined && alive(running.pid)) {
@@ -309,7 +311,6 @@ export const startEmbeddedPostgres = async (options: {
     // Left running by a process that is gone: stop it, then start it as ours.
     await stopServer(running.pid, dir)
   }
-  const { postgres, initdb } = await binaries()
   const user = serverUser()
   const fresh = !existsSync(join(dir, "PG_VERSION"))
   if (fresh) rmSync(files.password, { force: true }) // a password file without its cluster is stale
