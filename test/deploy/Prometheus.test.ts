@@ -22,7 +22,7 @@ const run = (...args: Array<string>) => {
 const rules = parse(readFileSync(join(dir, "alerts.yml"), "utf8")).groups.flatMap((group: any) => group.rules) as Array<any>
 const tests = parse(readFileSync(join(dir, "alerts.test.yml"), "utf8")).tests as Array<any>
 
-describe.skipIf(!promtool)("deploy/prometheus with promtool", () => {
+describe.skipIf(!promtool)(`deploy/prometheus with promtool${promtool ? "" : " (skipped: no promtool; apt-get install -y prometheus)"}`, () => {
   it("promtool check rules alerts.yml", () => {
     const { status, output } = run("check", "rules", "alerts.yml")
     assert.strictEqual(status, 0, output)
