@@ -1,4 +1,4 @@
-// admin_service (DESIGN section 7): the admin API, the top-info websocket and the dashboard on one
+// admin_service (DESIGN section 7): the admin API, the top-info websocket, the dashboard and GET /health on one
 // port. Everything else, the removed compatibility paths included, is the unknown-route 404.
 import { Effect, Layer } from "effect"
 import { FetchHttpClient, HttpRouter, type HttpServer } from "effect/http"
@@ -7,6 +7,7 @@ import { ReconClient } from "../clients/ReconClient.ts"
 import type { AdminSettings, HttpSettings } from "../config/AppConfig.ts"
 import { AdminStore } from "../db/AdminStore.ts"
 import { EnvelopeMiddleware } from "../http/EnvelopeMiddleware.ts"
+import { HealthRoute } from "../http/HealthRoute.ts"
 import { nodeServer } from "../http/NodeServer.ts"
 import { CallerAuthLive } from "../http/TokenAuth.ts"
 import { ActivityFeed } from "./ActivityFeed.ts"
@@ -44,6 +45,7 @@ const routes = (settings: AdminSettings) =>
     ),
     TopInfoSocketRoute,
     DashboardRoute,
+    HealthRoute,
     EnvelopeMiddleware
   )
 

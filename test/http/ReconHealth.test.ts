@@ -1,26 +1,32 @@
 // GET /health follows the database: 503 while PostgreSQL is stopped, 200 again once it is back,
-// without restarting the service. This file runs its own PostgreSQL server so it can stop it.
+// without restarting the service (recon_service, and admin_service's, which compose and Kubernetes
+// probe). This file runs its own PostgreSQL server so it can stop it.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { EmbeddedCluster } from "../../src/db/EmbeddedPostgres.ts"
+import { adminEnv, startAdmin } from "../admin/support.ts"
 import { createMigratedDatabaseOn, type OwnCluster, startOwnCluster } from "../support/database.ts"
 import { recon, type Running, startRecon } from "../support/recon.ts"
 
 let own: OwnCluster
 let cluster: EmbeddedCluster
 let server: Running
+let admin: Running
 
 beforeAll(async () => {
   own = await startOwnCluster("health")
   cluster = own.cluster
-  server = await startRecon(await createMigratedDatabaseOn(cluster.url, "health"))
+  const db = await createMigratedDatabaseOn(cluster.url, "health")
+  server = await startRecon(db)
+  admin = await startAdmin(db, adminEnv(server.url))
 })
 afterAll(async () => {
+  await admin.close()
   await server.close()
   await own.remove()
 })
 
-const health = async () => {
-  const response = await fetch(`${server.url}/health`)
+const health = async (base = server.url) => {
+  const response = await fetch(`${base}/health`)
   return { http: response.status, body: await response.json() }
 }
 
@@ -36,13 +42,16 @@ const eventually = async (check: () => Promise<boolean>, what: string) => {
 describe("/health", () => {
   it("answers 503 while PostgreSQL is down and 200 once it is back, without a restart", async () => {
     assert.deepStrictEqual(await health(), { http: 200, body: { status: "ok" } })
+    assert.deepStrictEqual(await health(admin.url), { http: 200, body: { status: "ok" } })
     await cluster.stop()
     const down = await health()
     assert.deepStrictEqual(down, { http: 503, body: { status: "unavailable" } })
+    assert.deepStrictEqual(await health(admin.url), { http: 503, body: { status: "unavailable" } })
     const route = await recon(server.url)("/stats/top-info", {})
     assert.deepStrictEqual([route.http, route.body.msg], [503, "unavailable"])
     await cluster.start()
     await eventually(async () => (await health()).http === 200, "healthy again")
+    await eventually(async () => (await health(admin.url)).http === 200, "admin healthy again")
     const after = await recon(server.url)("/stats/top-info", {})
     assert.strictEqual(after.http, 200)
   })
