@@ -1,0 +1,265 @@
+// Balance continuity in the database: `record` places the balance facts of parsed and ignored
+// messages in their accounts' sequences (parse_loop calls it once per batch, in its transaction),
+// closes the gaps they explain, opens those they reveal and writes a `balance.gap` event for each
+// new one; `listAccounts` is /accounts/list. The sequence logic is domain/BalanceSequence.ts.
+import { BigDecimal, Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import {
+  accountOf,
+  type BalanceFact,
+  DUPLICATE_WINDOW_MS,
+  type Entry,
+  entryOf,
+  type OpenGap,
+  place,
+  type Placement
+} from "../domain/BalanceSequence.ts"
+import { BalanceGap } from "../domain/Records.ts"
+import { DbId, DbTimeOrNull, decodeRows } from "./Codecs.ts"
+import type { PageOf, Paging } from "./ReconStore.ts"
+
+const EntryRow = Schema.Struct({
+  account_id: DbId,
+  sms_id: DbId,
+  received_at: Schema.Date,
+  txn_at: Schema.NullOr(Schema.Date),
+  device_id: Schema.String,
+  direction: Schema.Literals(["in", "out"]),
+  amount: Schema.String,
+  balance: Schema.NullOr(Schema.String),
+  duplicate_of: Schema.NullOr(DbId)
+})
+const GapRow = Schema.Struct({
+  id: DbId,
+  account_id: DbId,
+  after_sms_id: DbId,
+  before_sms_id: DbId,
+  unexplained: Schema.String,
+  since: Schema.Date
+})
+const BoundRow = Schema.Struct({
+  account_id: DbId,
+  from_at: Schema.NullOr(Schema.Date),
+  from_id: Schema.NullOr(DbId),
+  to_at: Schema.NullOr(Schema.Date),
+  to_id: Schema.NullOr(DbId)
+})
+const AccountRow = Schema.Struct({
+  id: DbId,
+  account: Schema.NullOr(Schema.String),
+  bank: Schema.NullOr(Schema.String),
+  device_id: Schema.NullOr(Schema.String),
+  sender: Schema.NullOr(Schema.String),
+  last_balance: Schema.NullOr(Schema.String),
+  last_at: DbTimeOrNull,
+  gaps: Schema.Array(Schema.Struct({ ...BalanceGap.fields, after_sms_id: DbId, before_sms_id: DbId }))
+})
+const decodeEntries = decodeRows(EntryRow)
+const decodeGaps = decodeRows(GapRow)
+const decodeBounds = decodeRows(BoundRow)
+const decodeAccounts = decodeRows(AccountRow)
+
+/** What one call did, for the caller's log line. */
+export interface Recorded {
+  readonly placed: number
+  readonly duplicates: number
+  readonly opened: number
+  readonly closed: number
+}
+
+const isDecimal = (text: string | null) => text === null || Option.isSome(BigDecimal.fromString(text))
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const json = (value: unknown) => JSON.stringify(value)
+
+  /**
+   * Places balance facts (one per parsed or ignored message that carried a transaction), in the
+   * caller's transaction or a transaction of its own. Accounts are locked in key order first, so
+   * concurrent batches (several parse loops, several processes) never deadlock. A fact whose SMS
+   * was recorded before (a re-parse) changes nothing.
+   */
+  const record = (facts: ReadonlyArray<BalanceFact>): Effect.Effect<Recorded, SqlError.SqlError> =>
+    sql.withTransaction(Effect.gen(function*() {
+      const usable = facts.filter((f) => isDecimal(f.amount) && isDecimal(f.balance))
+      if (usable.length === 0) return { placed: 0, duplicates: 0, opened: 0, closed: 0 }
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const identities = new Map(usable.map((f) => {
+        const identity = accountOf(f)
+        return [identity.key, identity]
+      }))
+      const keys = [...identities.keys()].sort()
+      yield* sql`SELECT recon.lock_balance_accounts(ARRAY(SELECT jsonb_array_elements_text(${json(keys)}::jsonb)))`
+      const accounts = yield* sql<{ id: bigint; account_key: string }>`
+        INSERT INTO recon.balance_account (account_key, bank, account, device_id, sender)
+        SELECT x.key, x.bank, x.account, x.device_id, x.sender
+        FROM jsonb_to_recordset(${json(keys.map((k) => {
+          const i = identities.get(k)!
+          return { key: k, bank: i.bank, account: i.account, device_id: i.deviceId, sender: i.sender }
+        }))}::jsonb) AS x(key text, bank text, account text, device_id text, sender text)
+        ON CONFLICT (account_key) DO UPDATE SET bank = COALESCE(recon.balance_account.bank, excluded.bank)
+        RETURNING id, account_key`
+      const accountId = new Map(accounts.map((a) => [a.account_key, Number(a.id)]))
+      const recordedBefore = new Set((yield* sql<{ sms_id: bigint }>`SELECT sms_id FROM recon.balance_entry
+        WHERE sms_id IN ${sql.in(usable.map((f) => f.smsId))}`).map((r) => Number(r.sms_id)))
+
+      const incoming = new Map<number, Array<Entry>>()
+      for (const fact of usable) {
+        if (recordedBefore.has(fact.smsId)) continue
+        const id = accountId.get(accountOf(fact).key)!
+        incoming.set(id, [...(incoming.get(id) ?? []), entryOf(fact)])
+      }
+      if (incoming.size === 0) return { placed: 0, duplicates: 0, opened: 0, closed: 0 }
+
+      // Each account's window: from the last placed entry before the new ones (less the duplicate
+      // window) to the first placed entry after them, every entry between.
+      const spans = [...incoming].map(([id, entries]) => ({
+        account_id: id,
+        lo: new Date(Math.min(...entries.map((e) => e.receivedAt)) - DUPLICATE_WINDOW_MS).toISOString(),
+        hi: new Date(Math.max(...entries.map((e) => e.receivedAt)) + DUPLICATE_WINDOW_MS).toISOString()
+      }))
+      const bounds = yield* sql`
+        SELECT x.account_id, p.received_at AS from_at, p.sms_id AS from_id, n.received_at AS to_at, n.sms_id AS to_id
+        FROM jsonb_to_recordset(${json(spans)}::jsonb) AS x(account_id bigint, lo timestamptz, hi timestamptz)
+        LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
+          WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at < x.lo
+          ORDER BY received_at DESC, sms_id DESC LIMIT 1) AS p ON true
+        LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
+          WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at > x.hi
+          ORDER BY received_at, sms_id LIMIT 1) AS n ON true`.pipe(Effect.flatMap(decodeBounds))
+      const span = new Map(spans.map((s) => [s.account_id, s]))
+      const ranges = bounds.map((b) => ({
+        account_id: b.account_id,
+        from_at: b.from_at?.toISOString() ?? span.get(b.account_id)!.lo,
+        from_id: b.from_id ?? 0,
+        to_at: b.to_at?.toISOString() ?? span.get(b.account_id)!.hi,
+        to_id: b.to_id ?? Number.MAX_SAFE_INTEGER
+      }))
+      const stored = yield* sql`
+        SELECT e.account_id, e.sms_id, e.received_at, e.txn_at, e.device_id, e.direction, e.amount::text AS amount,
+          e.balance::text AS balance, e.duplicate_of
+        FROM jsonb_to_recordset(${json(ranges)}::jsonb) AS x(account_id bigint, from_at timestamptz, from_id bigint, to_at timestamptz, to_id bigint)
+        JOIN recon.balance_entry AS e ON (e.account_id, e.received_at, e.sms_id) >= (x.account_id, x.from_at, x.from_id)
+          AND (e.account_id, e.received_at, e.sms_id) <= (x.account_id, x.to_at, x.to_id)`.pipe(Effect.flatMap(decodeEntries))
+      const gaps = yield* sql`SELECT id, account_id, after_sms_id, before_sms_id, unexplained::text AS unexplained, since
+        FROM recon.balance_gap WHERE closed_at IS NULL AND account_id IN ${sql.in([...incoming.keys()])}`.pipe(Effect.flatMap(decodeGaps))
+
+      const placements: Array<{ readonly accountId: number; readonly placement: Placement }> = []
+      for (const [id, entries] of incoming) {
+        const window = stored.filter((e) => e.account_id === id).map((e): Entry => ({
+          smsId: e.sms_id,
+          receivedAt: e.received_at.getTime(),
+          txnAt: e.txn_at?.getTime() ?? null,
+          deviceId: e.device_id,
+          direction: e.direction,
+          amount: e.amount,
+          balance: e.balance,
+          duplicateOf: e.duplicate_of
+        }))
+        const inWindow = new Set(window.map((e) => e.smsId))
+        const openGaps = gaps.filter((g) => g.account_id === id && inWindow.has(g.after_sms_id) && inWindow.has(g.before_sms_id))
+          .map((g): OpenGap => ({ id: g.id, afterSmsId: g.after_sms_id, beforeSmsId: g.before_sms_id, unexplained: g.unexplained, since: g.since.getTime() }))
+        const atEnd = bounds.find((b) => b.account_id === id)?.to_at === null
+        placements.push({ accountId: id, placement: place({ entries: window, openGaps, atEnd }, entries, now.getTime()) })
+      }
+      yield* write(placements, now)
+      const all = placements.map((p) => p.placement)
+      const inserted = all.flatMap((p) => p.inserted)
+      return {
+        placed: inserted.filter((e) => e.duplicateOf === null).length,
+        duplicates: inserted.filter((e) => e.duplicateOf !== null).length,
+        opened: all.reduce((n, p) => n + p.opened.length, 0),
+        closed: all.reduce((n, p) => n + p.closed.length, 0)
+      }
+    }))
+
+  /** The entries, then the gaps closed, changed and opened (with their events), then each account's last balance. */
+  const write = (placements: ReadonlyArray<{ readonly accountId: number; readonly placement: Placement }>, now: Date) =>
+    Effect.gen(function*() {
+      const entries = placements.flatMap(({ accountId, placement }) => placement.inserted.map((e) => ({
+        sms_id: e.smsId,
+        account_id: accountId,
+        received_at: new Date(e.receivedAt).toISOString(),
+        txn_at: e.txnAt === null ? null : new Date(e.txnAt).toISOString(),
+        device_id: e.deviceId,
+        direction: e.direction,
+        amount: e.amount,
+        balance: e.balance,
+        duplicate_of: e.duplicateOf
+      })))
+      // An original inserted by the same statement satisfies duplicate_of's key: it is checked at the statement's end.
+      yield* sql`INSERT INTO recon.balance_entry (sms_id, account_id, received_at, txn_at, device_id, direction, amount, balance, duplicate_of)
+        SELECT x.sms_id, x.account_id, x.received_at, x.txn_at, x.device_id, x.direction, x.amount::numeric, x.balance::numeric, x.duplicate_of
+        FROM jsonb_to_recordset(${json(entries)}::jsonb) AS x(sms_id bigint, account_id bigint, received_at timestamptz, txn_at timestamptz,
+          device_id text, direction text, amount text, balance text, duplicate_of bigint)`
+      const closed = placements.flatMap((p) => p.placement.closed)
+      if (closed.length > 0) {
+        yield* sql`UPDATE recon.balance_gap AS g SET closed_at = ${now}, closed_by_sms_id = x.by
+          FROM jsonb_to_recordset(${json(closed.map((c) => ({ id: c.id, by: c.bySmsId })))}::jsonb) AS x(id bigint, by bigint)
+          WHERE g.id = x.id`
+      }
+      const updated = placements.flatMap((p) => p.placement.updated)
+      if (updated.length > 0) {
+        yield* sql`UPDATE recon.balance_gap AS g SET unexplained = x.unexplained::numeric
+          FROM jsonb_to_recordset(${json(updated)}::jsonb) AS x(id bigint, unexplained text) WHERE g.id = x.id`
+      }
+      const opened = placements.flatMap(({ accountId, placement }) => placement.opened.map((g) => ({
+        account_id: accountId,
+        after_sms_id: g.afterSmsId,
+        before_sms_id: g.beforeSmsId,
+        unexplained: g.unexplained,
+        since: new Date(g.since).toISOString(),
+        announce: g.announce
+      })))
+      if (opened.length > 0) {
+        yield* sql`
+          WITH x AS (SELECT * FROM jsonb_to_recordset(${json(opened)}::jsonb)
+              AS x(account_id bigint, after_sms_id bigint, before_sms_id bigint, unexplained text, since timestamptz, announce boolean)),
+            gap AS (INSERT INTO recon.balance_gap (account_id, after_sms_id, before_sms_id, unexplained, since)
+              SELECT account_id, after_sms_id, before_sms_id, unexplained::numeric, since FROM x
+              RETURNING account_id, after_sms_id, before_sms_id, unexplained, since)
+          SELECT recon.emit_event('balance.gap', jsonb_build_object('account', a.account, 'bank', a.bank, 'device_id', a.device_id,
+              'sender', a.sender, 'after_sms_id', gap.after_sms_id, 'before_sms_id', gap.before_sms_id,
+              'unexplained', recon.amount_text(gap.unexplained), 'since', recon.iso_time(gap.since)))
+          FROM gap JOIN x USING (account_id, after_sms_id) JOIN recon.balance_account AS a ON a.id = gap.account_id
+          WHERE x.announce`
+      }
+      const last = placements.flatMap(({ accountId, placement }) => placement.last === undefined ? [] : [{
+        id: accountId,
+        balance: placement.last.balance,
+        at: new Date(placement.last.receivedAt).toISOString(),
+        sms_id: placement.last.smsId
+      }])
+      if (last.length > 0) {
+        yield* sql`UPDATE recon.balance_account AS a SET last_balance = x.balance::numeric, last_at = x.at, last_sms_id = x.sms_id
+          FROM jsonb_to_recordset(${json(last)}::jsonb) AS x(id bigint, balance text, at timestamptz, sms_id bigint) WHERE a.id = x.id`
+      }
+    })
+
+  /** /accounts/list: accounts with their open gaps, the latest balance first. */
+  const listAccounts = (filter: Paging & { readonly has_gaps?: boolean | null | undefined }): Effect.Effect<PageOf<typeof AccountRow.Type>, SqlError.SqlError> =>
+    Effect.gen(function*() {
+      const page = filter.page ?? 1
+      const size = filter.page_size ?? 20
+      const where = filter.has_gaps == null ? sql`true` : filter.has_gaps
+        ? sql`EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
+        : sql`NOT EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
+      const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.balance_account AS a WHERE ${where}`
+      const items = yield* decodeAccounts(yield* sql`
+        SELECT a.id, a.account, a.bank, a.device_id, a.sender, recon.amount_text(a.last_balance) AS last_balance, a.last_at,
+          COALESCE((SELECT jsonb_agg(jsonb_build_object('after_sms_id', g.after_sms_id, 'before_sms_id', g.before_sms_id,
+              'unexplained', recon.amount_text(g.unexplained), 'since', recon.iso_time(g.since)) ORDER BY g.since, g.id)
+            FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL), '[]'::jsonb) AS gaps
+        FROM recon.balance_account AS a WHERE ${where}
+        ORDER BY a.last_at DESC NULLS LAST, a.id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
+      return { items, total: Number(count?.total ?? 0), page, page_size: size }
+    })
+
+  return { record, listAccounts }
+})
+
+export class BalanceStore extends Context.Service<BalanceStore, Effect.Success<typeof make>>()("recon/db/BalanceStore") {
+  /** For a loop's `start` (parse_loop): the store on the loop's own SqlClient. */
+  static readonly make = make
+  static readonly layer = Layer.effect(BalanceStore, make)
+}
