@@ -63,8 +63,11 @@ const refusedIpv4 = ([a, b]: ReadonlyArray<number>) => a === 0 || (a === 169 && 
 
 const refusedIpv6 = (host: string) => {
   const h = host.toLowerCase()
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h)
-  if (mapped !== null) return refusedIpv4(ipv4Parts(mapped[1]!)!)
+  // An IPv4 address mapped into IPv6, as the URL parser writes it (::ffff:a9fe:a9fe) or dotted.
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h)
+  if (dotted !== null) return refusedIpv4(ipv4Parts(dotted[1]!)!)
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(h)
+  if (hex !== null) return refusedIpv4([parseInt(hex[1]!, 16) >> 8, parseInt(hex[1]!, 16) & 255])
   return h === "::" || /^fe[89ab]/.test(h) || h.startsWith("ff")
 }
 
