@@ -67,6 +67,9 @@ export interface Recorded {
   readonly closed: number
 }
 
+/** Prefixes an account key among the advisory locks of recon.lock_match_keys (never a payer's name key). */
+const LOCK_NAMESPACE = "balance-account:"
+
 const isDecimal = (text: string | null) => text === null || Option.isSome(BigDecimal.fromString(text))
 
 const make = Effect.gen(function*() {
@@ -89,7 +92,8 @@ const make = Effect.gen(function*() {
         return [identity.key, identity]
       }))
       const keys = [...identities.keys()].sort()
-      yield* sql`SELECT recon.lock_balance_accounts(ARRAY(SELECT jsonb_array_elements_text(${json(keys)}::jsonb)))`
+      // Migration 0009's ordered advisory locks, in a namespace of our own.
+      yield* sql`SELECT recon.lock_match_keys(ARRAY(SELECT ${LOCK_NAMESPACE} || k FROM jsonb_array_elements_text(${json(keys)}::jsonb) AS k))`
       const accounts = yield* sql<{ id: bigint; account_key: string }>`
         INSERT INTO recon.balance_account (account_key, bank, account, device_id, sender)
         SELECT x.key, x.bank, x.account, x.device_id, x.sender

@@ -2,6 +2,10 @@
 // schedule over a whole day, and which URLs are accepted.
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { afterAttempt, checkWebhookUrl, eventBody, retryDelayMillis, RETRY_FOR_MS, signature } from "../../src/domain/Webhooks.ts"
 
 describe("the body and its signature", () => {
@@ -11,6 +15,26 @@ describe("the body and its signature", () => {
     // Python: hmac.new(secret, b"1752000000." + body, sha256).hexdigest()
     assert.strictEqual(signature("whsec-0123456789abcdef", 1752000000, body),
       "t=1752000000,v1=6f8f4786164548ea47831ae6fb6ed0ce08e6dc185f5d70f203f7a48b3b8c562d")
+  })
+})
+
+describe("the README's receiver snippet", () => {
+  it("accepts a delivery as signed, refuses another body, another secret and a stale time", async () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
+    const snippet = /\*\*Verifying a delivery\*\*[^`]*```js\n([\s\S]*?)```/.exec(readme)?.[1]
+    assert.isDefined(snippet)
+    const file = join(mkdtempSync(join(tmpdir(), "recon-readme-")), "verify.mjs")
+    writeFileSync(file, snippet!)
+    const { verifyRecon } = await import(pathToFileURL(file).href)
+    const body = eventBody({ id: 3, type: "balance.gap", created_at: "2026-07-09T01:02:03.004Z", data: { unexplained: "50000" } })
+    const now = Math.floor(Date.now() / 1000)
+    const header = signature("whsec-0123456789abcdef", now, body)
+    assert.isTrue(verifyRecon("whsec-0123456789abcdef", header, body))
+    assert.isTrue(verifyRecon("whsec-0123456789abcdef", header, Buffer.from(body)))
+    assert.isFalse(verifyRecon("whsec-0123456789abcdef", header, body.replace("50000", "500000")))
+    assert.isFalse(verifyRecon("another-secret-0123456789", header, body))
+    assert.isFalse(verifyRecon("whsec-0123456789abcdef", signature("whsec-0123456789abcdef", now - 3600, body), body))
+    assert.isFalse(verifyRecon("whsec-0123456789abcdef", undefined, body))
   })
 })
 

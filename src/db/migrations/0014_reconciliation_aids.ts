@@ -74,16 +74,6 @@ export default [
     closed_by_sms_id bigint
   )`,
   `CREATE UNIQUE INDEX balance_gap_open_idx ON recon.balance_gap (account_id, after_sms_id) WHERE closed_at IS NULL`,
-  // Accounts are locked in key order by every writer (several parse loops, several processes).
-  `CREATE FUNCTION recon.lock_balance_accounts(p_keys text[]) RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
-  DECLARE
-    v_key bigint;
-  BEGIN
-    FOR v_key IN SELECT DISTINCT hashtextextended('balance-account:' || k, 0) FROM unnest(p_keys) AS k ORDER BY 1 LOOP
-      PERFORM pg_advisory_xact_lock(v_key);
-    END LOOP;
-  END
-  $fn$`,
 
   // Webhooks. The secret signs the deliveries (never shown again); events: the types subscribed.
   `CREATE TABLE recon.webhook (
