@@ -18,31 +18,27 @@ import { BalanceGap } from "../domain/Records.ts"
 import { DbId, DbTimeOrNull, decodeRows } from "./Codecs.ts"
 import type { PageOf, Paging } from "./ReconStore.ts"
 
-const EntryRow = Schema.Struct({
+/** An account's window as one row: its entries and open gaps (times in epoch milliseconds). */
+const WindowRow = Schema.Struct({
   account_id: DbId,
-  sms_id: DbId,
-  received_at: Schema.Date,
-  txn_at: Schema.NullOr(Schema.Date),
-  device_id: Schema.String,
-  direction: Schema.Literals(["in", "out"]),
-  amount: Schema.String,
-  balance: Schema.NullOr(Schema.String),
-  duplicate_of: Schema.NullOr(DbId)
-})
-const GapRow = Schema.Struct({
-  id: DbId,
-  account_id: DbId,
-  after_sms_id: DbId,
-  before_sms_id: DbId,
-  unexplained: Schema.String,
-  since: Schema.Date
-})
-const BoundRow = Schema.Struct({
-  account_id: DbId,
-  from_at: Schema.NullOr(Schema.Date),
-  from_id: Schema.NullOr(DbId),
-  to_at: Schema.NullOr(Schema.Date),
-  to_id: Schema.NullOr(DbId)
+  at_end: Schema.Boolean,
+  entries: Schema.Array(Schema.Struct({
+    sms_id: Schema.Number,
+    received_at: Schema.Number,
+    txn_at: Schema.NullOr(Schema.Number),
+    device_id: Schema.String,
+    direction: Schema.Literals(["in", "out"]),
+    amount: Schema.String,
+    balance: Schema.NullOr(Schema.String),
+    duplicate_of: Schema.NullOr(Schema.Number)
+  })),
+  gaps: Schema.Array(Schema.Struct({
+    id: Schema.Number,
+    after_sms_id: Schema.Number,
+    before_sms_id: Schema.Number,
+    unexplained: Schema.String,
+    since: Schema.Number
+  }))
 })
 const AccountRow = Schema.Struct({
   id: DbId,
@@ -54,9 +50,7 @@ const AccountRow = Schema.Struct({
   last_at: DbTimeOrNull,
   gaps: Schema.Array(Schema.Struct({ ...BalanceGap.fields, after_sms_id: DbId, before_sms_id: DbId }))
 })
-const decodeEntries = decodeRows(EntryRow)
-const decodeGaps = decodeRows(GapRow)
-const decodeBounds = decodeRows(BoundRow)
+const decodeWindows = decodeRows(WindowRow)
 const decodeAccounts = decodeRows(AccountRow)
 
 /** What one call did, for the caller's log line. */
@@ -75,6 +69,8 @@ const isDecimal = (text: string | null) => text === null || Option.isSome(BigDec
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const json = (value: unknown) => JSON.stringify(value)
+  /** A timestamptz column as epoch milliseconds inside JSON. */
+  const EPOCH_MS = (column: string) => sql.literal(`(extract(epoch FROM ${column}) * 1000)::bigint`)
 
   /**
    * Places balance facts (one per parsed or ignored message that carried a transaction), in the
@@ -94,18 +90,22 @@ const make = Effect.gen(function*() {
       const keys = [...identities.keys()].sort()
       // Migration 0009's ordered advisory locks, in a namespace of our own.
       yield* sql`SELECT recon.lock_match_keys(ARRAY(SELECT ${LOCK_NAMESPACE} || k FROM jsonb_array_elements_text(${json(keys)}::jsonb) AS k))`
-      const accounts = yield* sql<{ id: bigint; account_key: string }>`
-        INSERT INTO recon.balance_account (account_key, bank, account, device_id, sender)
-        SELECT x.key, x.bank, x.account, x.device_id, x.sender
-        FROM jsonb_to_recordset(${json(keys.map((k) => {
+      // The accounts seen before and the new ones (no other writer adds these keys: we hold their
+      // locks), and which of the SMS were recorded before (a re-parse).
+      const accounts = yield* sql<{ id: bigint; account_key: string; recorded: ReadonlyArray<bigint | number> | null }>`
+        WITH x AS (SELECT * FROM jsonb_to_recordset(${json(keys.map((k) => {
           const i = identities.get(k)!
           return { key: k, bank: i.bank, account: i.account, device_id: i.deviceId, sender: i.sender }
-        }))}::jsonb) AS x(key text, bank text, account text, device_id text, sender text)
-        ON CONFLICT (account_key) DO UPDATE SET bank = COALESCE(recon.balance_account.bank, excluded.bank)
-        RETURNING id, account_key`
+        }))}::jsonb) AS x(key text, bank text, account text, device_id text, sender text)),
+        added AS (INSERT INTO recon.balance_account (account_key, bank, account, device_id, sender)
+          SELECT x.key, x.bank, x.account, x.device_id, x.sender FROM x ON CONFLICT (account_key) DO NOTHING
+          RETURNING id, account_key)
+        SELECT found.id, found.account_key, (SELECT array_agg(e.sms_id) FROM recon.balance_entry AS e
+            WHERE e.sms_id = ANY (ARRAY(SELECT jsonb_array_elements_text(${json(usable.map((f) => f.smsId))}::jsonb)::bigint))) AS recorded
+        FROM (SELECT id, account_key FROM added
+          UNION ALL SELECT a.id, a.account_key FROM recon.balance_account AS a JOIN x ON x.key = a.account_key) AS found`
       const accountId = new Map(accounts.map((a) => [a.account_key, Number(a.id)]))
-      const recordedBefore = new Set((yield* sql<{ sms_id: bigint }>`SELECT sms_id FROM recon.balance_entry
-        WHERE sms_id IN ${sql.in(usable.map((f) => f.smsId))}`).map((r) => Number(r.sms_id)))
+      const recordedBefore = new Set((accounts[0]?.recorded ?? []).map(Number))
 
       const incoming = new Map<number, Array<Entry>>()
       for (const fact of usable) {
@@ -115,57 +115,51 @@ const make = Effect.gen(function*() {
       }
       if (incoming.size === 0) return { placed: 0, duplicates: 0, opened: 0, closed: 0 }
 
-      // Each account's window: from the last placed entry before the new ones (less the duplicate
-      // window) to the first placed entry after them, every entry between.
+      // Each account's window: every entry from the last placed one before the new facts (less the
+      // duplicate window) to the first placed one after them, and the account's open gaps.
       const spans = [...incoming].map(([id, entries]) => ({
         account_id: id,
         lo: new Date(Math.min(...entries.map((e) => e.receivedAt)) - DUPLICATE_WINDOW_MS).toISOString(),
         hi: new Date(Math.max(...entries.map((e) => e.receivedAt)) + DUPLICATE_WINDOW_MS).toISOString()
       }))
-      const bounds = yield* sql`
-        SELECT x.account_id, p.received_at AS from_at, p.sms_id AS from_id, n.received_at AS to_at, n.sms_id AS to_id
-        FROM jsonb_to_recordset(${json(spans)}::jsonb) AS x(account_id bigint, lo timestamptz, hi timestamptz)
-        LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
-          WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at < x.lo
-          ORDER BY received_at DESC, sms_id DESC LIMIT 1) AS p ON true
-        LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
-          WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at > x.hi
-          ORDER BY received_at, sms_id LIMIT 1) AS n ON true`.pipe(Effect.flatMap(decodeBounds))
-      const span = new Map(spans.map((s) => [s.account_id, s]))
-      const ranges = bounds.map((b) => ({
-        account_id: b.account_id,
-        from_at: b.from_at?.toISOString() ?? span.get(b.account_id)!.lo,
-        from_id: b.from_id ?? 0,
-        to_at: b.to_at?.toISOString() ?? span.get(b.account_id)!.hi,
-        to_id: b.to_id ?? Number.MAX_SAFE_INTEGER
-      }))
-      const stored = yield* sql`
-        SELECT e.account_id, e.sms_id, e.received_at, e.txn_at, e.device_id, e.direction, e.amount::text AS amount,
-          e.balance::text AS balance, e.duplicate_of
-        FROM jsonb_to_recordset(${json(ranges)}::jsonb) AS x(account_id bigint, from_at timestamptz, from_id bigint, to_at timestamptz, to_id bigint)
-        JOIN recon.balance_entry AS e ON (e.account_id, e.received_at, e.sms_id) >= (x.account_id, x.from_at, x.from_id)
-          AND (e.account_id, e.received_at, e.sms_id) <= (x.account_id, x.to_at, x.to_id)`.pipe(Effect.flatMap(decodeEntries))
-      const gaps = yield* sql`SELECT id, account_id, after_sms_id, before_sms_id, unexplained::text AS unexplained, since
-        FROM recon.balance_gap WHERE closed_at IS NULL AND account_id IN ${sql.in([...incoming.keys()])}`.pipe(Effect.flatMap(decodeGaps))
+      const windows = yield* sql`
+        WITH b AS (
+          SELECT x.account_id, x.lo, x.hi, p.received_at AS from_at, p.sms_id AS from_id, n.received_at AS to_at, n.sms_id AS to_id
+          FROM jsonb_to_recordset(${json(spans)}::jsonb) AS x(account_id bigint, lo timestamptz, hi timestamptz)
+          LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
+            WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at < x.lo
+            ORDER BY received_at DESC, sms_id DESC LIMIT 1) AS p ON true
+          LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
+            WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at > x.hi
+            ORDER BY received_at, sms_id LIMIT 1) AS n ON true)
+        SELECT b.account_id, b.to_at IS NULL AS at_end,
+          COALESCE((SELECT jsonb_agg(jsonb_build_object('sms_id', e.sms_id, 'received_at', ${EPOCH_MS("e.received_at")},
+              'txn_at', ${EPOCH_MS("e.txn_at")}, 'device_id', e.device_id, 'direction', e.direction, 'amount', e.amount::text,
+              'balance', e.balance::text, 'duplicate_of', e.duplicate_of))
+            FROM recon.balance_entry AS e
+            WHERE (e.account_id, e.received_at, e.sms_id) >= (b.account_id, COALESCE(b.from_at, b.lo), COALESCE(b.from_id, 0))
+              AND (e.account_id, e.received_at, e.sms_id) <= (b.account_id, COALESCE(b.to_at, b.hi), COALESCE(b.to_id, ${Number.MAX_SAFE_INTEGER}))), '[]'::jsonb) AS entries,
+          COALESCE((SELECT jsonb_agg(jsonb_build_object('id', g.id, 'after_sms_id', g.after_sms_id, 'before_sms_id', g.before_sms_id,
+              'unexplained', g.unexplained::text, 'since', ${EPOCH_MS("g.since")}))
+            FROM recon.balance_gap AS g WHERE g.account_id = b.account_id AND g.closed_at IS NULL), '[]'::jsonb) AS gaps
+        FROM b`.pipe(Effect.flatMap(decodeWindows))
 
-      const placements: Array<{ readonly accountId: number; readonly placement: Placement }> = []
-      for (const [id, entries] of incoming) {
-        const window = stored.filter((e) => e.account_id === id).map((e): Entry => ({
+      const placements = windows.map((w) => {
+        const entries = w.entries.map((e): Entry => ({
           smsId: e.sms_id,
-          receivedAt: e.received_at.getTime(),
-          txnAt: e.txn_at?.getTime() ?? null,
+          receivedAt: e.received_at,
+          txnAt: e.txn_at,
           deviceId: e.device_id,
           direction: e.direction,
           amount: e.amount,
           balance: e.balance,
           duplicateOf: e.duplicate_of
         }))
-        const inWindow = new Set(window.map((e) => e.smsId))
-        const openGaps = gaps.filter((g) => g.account_id === id && inWindow.has(g.after_sms_id) && inWindow.has(g.before_sms_id))
-          .map((g): OpenGap => ({ id: g.id, afterSmsId: g.after_sms_id, beforeSmsId: g.before_sms_id, unexplained: g.unexplained, since: g.since.getTime() }))
-        const atEnd = bounds.find((b) => b.account_id === id)?.to_at === null
-        placements.push({ accountId: id, placement: place({ entries: window, openGaps, atEnd }, entries, now.getTime()) })
-      }
+        const inWindow = new Set(entries.map((e) => e.smsId))
+        const openGaps = w.gaps.filter((g) => inWindow.has(g.after_sms_id) && inWindow.has(g.before_sms_id))
+          .map((g): OpenGap => ({ id: g.id, afterSmsId: g.after_sms_id, beforeSmsId: g.before_sms_id, unexplained: g.unexplained, since: g.since }))
+        return { accountId: w.account_id, placement: place({ entries, openGaps, atEnd: w.at_end }, incoming.get(w.account_id)!, now.getTime()) }
+      })
       yield* write(placements, now)
       const all = placements.map((p) => p.placement)
       const inserted = all.flatMap((p) => p.inserted)
@@ -177,7 +171,7 @@ const make = Effect.gen(function*() {
       }
     }))
 
-  /** The entries, then the gaps closed, changed and opened (with their events), then each account's last balance. */
+  /** The entries with each account's last balance, then the gaps closed, changed and opened (with their events). */
   const write = (placements: ReadonlyArray<{ readonly accountId: number; readonly placement: Placement }>, now: Date) =>
     Effect.gen(function*() {
       const entries = placements.flatMap(({ accountId, placement }) => placement.inserted.map((e) => ({
@@ -191,11 +185,22 @@ const make = Effect.gen(function*() {
         balance: e.balance,
         duplicate_of: e.duplicateOf
       })))
-      // An original inserted by the same statement satisfies duplicate_of's key: it is checked at the statement's end.
-      yield* sql`INSERT INTO recon.balance_entry (sms_id, account_id, received_at, txn_at, device_id, direction, amount, balance, duplicate_of)
-        SELECT x.sms_id, x.account_id, x.received_at, x.txn_at, x.device_id, x.direction, x.amount::numeric, x.balance::numeric, x.duplicate_of
-        FROM jsonb_to_recordset(${json(entries)}::jsonb) AS x(sms_id bigint, account_id bigint, received_at timestamptz, txn_at timestamptz,
-          device_id text, direction text, amount text, balance text, duplicate_of bigint)`
+      const last = placements.flatMap(({ accountId, placement }) => placement.last === undefined ? [] : [{
+        id: accountId,
+        balance: placement.last.balance,
+        at: new Date(placement.last.receivedAt).toISOString(),
+        sms_id: placement.last.smsId
+      }])
+      // The entries and each account's last balance in one statement. An original inserted by the
+      // same statement satisfies duplicate_of's key: it is checked at the statement's end.
+      yield* sql`
+        WITH entry AS (INSERT INTO recon.balance_entry (sms_id, account_id, received_at, txn_at, device_id, direction, amount, balance, duplicate_of)
+          SELECT x.sms_id, x.account_id, x.received_at, x.txn_at, x.device_id, x.direction, x.amount::numeric, x.balance::numeric, x.duplicate_of
+          FROM jsonb_to_recordset(${json(entries)}::jsonb) AS x(sms_id bigint, account_id bigint, received_at timestamptz, txn_at timestamptz,
+            device_id text, direction text, amount text, balance text, duplicate_of bigint)),
+        latest AS (UPDATE recon.balance_account AS a SET last_balance = x.balance::numeric, last_at = x.at, last_sms_id = x.sms_id
+          FROM jsonb_to_recordset(${json(last)}::jsonb) AS x(id bigint, balance text, at timestamptz, sms_id bigint) WHERE a.id = x.id)
+        SELECT 1`
       const closed = placements.flatMap((p) => p.placement.closed)
       if (closed.length > 0) {
         yield* sql`UPDATE recon.balance_gap AS g SET closed_at = ${now}, closed_by_sms_id = x.by
@@ -227,16 +232,6 @@ const make = Effect.gen(function*() {
               'unexplained', recon.amount_text(gap.unexplained), 'since', recon.iso_time(gap.since)))
           FROM gap JOIN x USING (account_id, after_sms_id) JOIN recon.balance_account AS a ON a.id = gap.account_id
           WHERE x.announce`
-      }
-      const last = placements.flatMap(({ accountId, placement }) => placement.last === undefined ? [] : [{
-        id: accountId,
-        balance: placement.last.balance,
-        at: new Date(placement.last.receivedAt).toISOString(),
-        sms_id: placement.last.smsId
-      }])
-      if (last.length > 0) {
-        yield* sql`UPDATE recon.balance_account AS a SET last_balance = x.balance::numeric, last_at = x.at, last_sms_id = x.sms_id
-          FROM jsonb_to_recordset(${json(last)}::jsonb) AS x(id bigint, balance text, at timestamptz, sms_id bigint) WHERE a.id = x.id`
       }
     })
 

@@ -87,8 +87,9 @@ export const compareEntries = (a: Entry, b: Entry): number => a.receivedAt - b.r
 export const DUPLICATE_WINDOW_MS = 10 * 60_000
 
 const decimal = (text: string) => BigDecimal.fromStringUnsafe(text)
-const sameDecimal = (a: string | null, b: string | null) =>
-  a === null || b === null ? a === b : BigDecimal.equals(decimal(a), decimal(b))
+// "1000" and "1000.00" (as PostgreSQL answers numeric(18,2)) are the same amount.
+const canonical = (text: string) => text.includes(".") ? text.replace(/\.?0+$/, "") : text
+const sameDecimal = (a: string | null, b: string | null) => a === null || b === null ? a === b : canonical(a) === canonical(b)
 
 /**
  * Two entries are one transaction when direction, amount and balance agree and they happened
