@@ -5,10 +5,10 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { SmsDetail } from "../domain/Records.ts"
-
-type Detail = typeof SmsDetail.Type
 import { MAX_SIBLINGS, searchKeys, suggest, type Suggestion } from "../domain/Suggestions.ts"
 import { DbId, decodeRows } from "./Codecs.ts"
+
+type Detail = typeof SmsDetail.Type
 
 /** The statuses whose SMS get suggestions. */
 export const SUGGESTED_STATUSES: ReadonlyArray<string> = ["unmatched", "manual_review"]

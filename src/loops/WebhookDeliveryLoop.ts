@@ -8,7 +8,7 @@
 import { Cause, Clock, Duration, Effect, FiberSet } from "effect"
 import { makeSender, REQUEST_TIMEOUT } from "../clients/WebhookClient.ts"
 import { type Claimed, deliveries } from "../db/WebhookStore.ts"
-import { afterAttempt } from "../domain/Webhooks.ts"
+import { afterAttempt, type AttemptStatus } from "../domain/Webhooks.ts"
 import { Kicks, type Loop } from "./Loop.ts"
 
 /** Requests in flight at once in this process. */
@@ -34,7 +34,7 @@ export const WebhookDeliveryLoop: Loop = {
     let inFlight = 0
     const requests = yield* FiberSet.make<void>()
 
-    const report = (d: Claimed, status: string, error: string | null) => {
+    const report = (d: Claimed, status: AttemptStatus, error: string | null) => {
       const wasFailing = failing.get(d.webhook_id) ?? false
       failing.set(d.webhook_id, status !== "delivered")
       if (status === "failed") {
