@@ -87,7 +87,8 @@ await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] },
     walletUrl,
     adminUrl: "http://127.0.0.1:9",
-    callerToken: Redacted.make(TOKEN)
+    callerToken: Redacted.make(TOKEN),
+    depositTtlHours: 24
   }).pipe(Layer.provideMerge(Fatal.layerOn(fatal)), Layer.provideMerge(sqlLayer), Layer.orDie))
   const registry = Context.get(worker, HealthRegistry)
   const kicks = Context.get(worker, Kicks)

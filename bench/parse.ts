@@ -118,7 +118,7 @@ try {
   }))
   const services = Layer.mergeAll(
     Layer.orDie(pgLayer(Redacted.make(db.url), { maxConnections: 4 })),
-    Worker.layer({ port: 0, heartbeatFile: join(db.dir, "hb"), chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }, walletUrl: "http://127.0.0.1:9", adminUrl: "http://127.0.0.1:9", callerToken: undefined }),
+    Worker.layer({ port: 0, heartbeatFile: join(db.dir, "hb"), chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }, walletUrl: "http://127.0.0.1:9", adminUrl: "http://127.0.0.1:9", callerToken: undefined, depositTtlHours: 24 }),
     Kicks.layer,
     FetchHttpClient.layer
   )

@@ -53,7 +53,8 @@ report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${pro
       chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] },
       walletUrl: "http://127.0.0.1:9",
       adminUrl: "http://127.0.0.1:9",
-      callerToken: undefined
+      callerToken: undefined,
+      depositTtlHours: 24
     }, undefined, { maxRestarts: 1000, backoff: Schedule.spaced("10 millis") }).pipe(Layer.provideMerge(Fatal.layerOn(fatal)), Layer.provideMerge(sqlLayer(url)), Layer.orDie))
     const registry = Context.get(context, HealthRegistry)
     const runtime = Context.get(context, WorkerRuntime)

@@ -301,6 +301,8 @@ export interface WorkerSettings {
   readonly adminUrl: string
   /** The recon caller's token the worker presents to both (its own key, or the shared one before stage C). */
   readonly callerToken: Redacted.Redacted<string> | undefined
+  /** SVC_DEPOSIT_TTL_H: a pending deposit older than this many hours is expired by order_match_loop. */
+  readonly depositTtlHours: number
 }
 
 /** A service's base URL: `key`, or the service on this host at its port (`portKey`). */
@@ -321,7 +323,8 @@ export const readWorkerSettings: Settings<WorkerSettings> = all({
   chatbot: readChatbotSettings,
   walletUrl: localUrl("WALLET_SERVICE_URL", "SVC_WALLET_PORT", 8018),
   adminUrl: localUrl("ADMIN_SERVICE_URL", "SVC_ADMIN_PORT", 8016),
-  callerToken: readCallerToken("recon")
+  callerToken: readCallerToken("recon"),
+  depositTtlHours: int("SVC_DEPOSIT_TTL_H", 24, 1, 24 * 366)
 })
 
 export interface WalletSettings {

@@ -137,3 +137,51 @@ export const TopInfo = Schema.Struct({
   duplicate_sms_cnt: Schema.Int
 })
 export type TopInfo = typeof TopInfo.Type
+
+/** A webhook to the merchant's platform (never its secret), with its deliveries waiting and given up. */
+export const WebhookRow = Schema.Struct({
+  id: DbId,
+  url: Schema.String,
+  events: Schema.Array(Schema.String),
+  pending: DbId,
+  failed: DbId,
+  created_at: DbTime
+})
+export const Webhook = Schema.toType(WebhookRow)
+
+/** One attempt to deliver an event to a webhook (/webhook/deliveries). */
+export const WebhookAttemptRow = Schema.Struct({
+  event_id: DbId,
+  webhook_id: DbId,
+  type: Schema.String,
+  attempt: Schema.Int,
+  /** delivered (2xx), retrying (will be sent again), failed (given up after 24 h). */
+  status: Schema.Literals(["delivered", "retrying", "failed"]),
+  http_status: Schema.NullOr(Schema.Int),
+  error: NullableString,
+  at: DbTime
+})
+export const WebhookAttempt = Schema.toType(WebhookAttemptRow)
+
+/** An unexplained step of an account's balances: an SMS between these two never arrived (or was never read). */
+export const BalanceGap = Schema.Struct({
+  after_sms_id: Schema.Int,
+  before_sms_id: Schema.Int,
+  /** The balance moved by this much more than the messages between explain (negative: money left unseen). */
+  unexplained: Schema.String,
+  since: Schema.String
+})
+
+/** An account whose messages carry a balance (/accounts/list), with its open gaps. */
+export const Account = Schema.Struct({
+  id: Schema.Int,
+  /** The account digits as the bank shows them (masked), or null when the messages show none (then device and sender). */
+  account: NullableString,
+  bank: NullableString,
+  device_id: NullableString,
+  sender: NullableString,
+  last_balance: NullableString,
+  last_at: NullableString,
+  gaps: Schema.Array(BalanceGap)
+})
+export type Account = typeof Account.Type

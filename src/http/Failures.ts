@@ -5,9 +5,10 @@ import { SqlError } from "effect/sql"
 import { dieUnlessAway } from "../db/Database.ts"
 import type { ReconStoreError } from "../db/ReconStore.ts"
 import type { WalletStoreError } from "../db/WalletStore.ts"
+import type { WebhookNotFound } from "../db/WebhookStore.ts"
 import { ApiFailure, DATABASE_AWAY, type ErrorStatus, fail } from "./Envelope.ts"
 
-export type StoreError = ReconStoreError | WalletStoreError
+export type StoreError = ReconStoreError | WalletStoreError | WebhookNotFound
 
 /** The envelope of each store error. */
 export const toApiFailure = (error: StoreError): ApiFailure<404 | 409> => {
@@ -44,6 +45,8 @@ export const toApiFailure = (error: StoreError): ApiFailure<404 | 409> => {
       return fail(404, `player ${error.playerId} not found`)
     case "AgreeConflict":
       return fail(409, error.detail)
+    case "WebhookNotFound":
+      return fail(404, `webhook ${error.id} not found`)
   }
 }
 

@@ -3,7 +3,8 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { PgIsoTime, PgString } from "../domain/PgValues.ts"
-import { Device, PushFormat, Phone, Registration, Sms, SmsDetail, SmsStatus, Template, TopInfo } from "../domain/Records.ts"
+import { Account, Device, PushFormat, Phone, Registration, Sms, SmsDetail, SmsStatus, Template, TopInfo, Webhook, WebhookAttempt } from "../domain/Records.ts"
+import { EVENT_TYPES } from "../domain/Webhooks.ts"
 import { CallerAuth } from "./CallerAuth.ts"
 import { ErrorEnvelopes, Ok } from "./Envelope.ts"
 
@@ -103,6 +104,26 @@ export class StatsGroup extends HttpApiGroup.make("stats").add(
   post("topInfo", "/stats/top-info", {}, TopInfo)
 ) {}
 
+export class WebhookGroup extends HttpApiGroup.make("webhook").add(
+  post("add", "/webhook/add", {
+    url: PgString.check(Schema.isMaxLength(2000), Schema.isPattern(/^https?:\/\//i)),
+    secret: PgString.check(Schema.isMinLength(16), Schema.isMaxLength(256)),
+    events: opt(Schema.Array(Schema.Literals(EVENT_TYPES)).check(Schema.isMinLength(1)))
+  }, Webhook).annotate(OpenApi.Description, "Events are POSTed to url as {id, type, created_at, data} with X-Recon-Event-Id and " +
+    "X-Recon-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + \".\" + raw body)>; events default to all four. " +
+    "The secret is never shown again."),
+  post("list", "/webhook/list", Paging, Page(Webhook)),
+  post("delete", "/webhook/delete", ById.fields, Deleted),
+  post("deliveries", "/webhook/deliveries", { ...Paging, event_id: opt(Id), webhook_id: opt(Id) }, Page(WebhookAttempt))
+    .annotate(OpenApi.Description, "One item per delivery attempt, newest first.")
+) {}
+
+export class AccountsGroup extends HttpApiGroup.make("accounts").add(
+  post("list", "/accounts/list", { ...Paging, has_gaps: opt(Schema.Boolean) }, Page(Account))
+    .annotate(OpenApi.Description, "Accounts whose messages carry a balance, the latest first, with their open gaps " +
+      "(a step of the balances that the messages received do not explain: a message is missing).")
+) {}
+
 export class ReconApi extends HttpApi.make("recon")
   .add(PushsvcGroup)
   .add(TemplateGroup)
@@ -110,6 +131,8 @@ export class ReconApi extends HttpApi.make("recon")
   .add(SmsGroup)
   .add(DeviceGroup)
   .add(StatsGroup)
+  .add(WebhookGroup)
+  .add(AccountsGroup)
   .middleware(CallerAuth)
   .prefix("/internal/recon")
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

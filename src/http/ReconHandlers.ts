@@ -2,10 +2,14 @@
 import { Effect, Layer, Result } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { LlmClient } from "../clients/LlmClient.ts"
+import { BalanceStore } from "../db/BalanceStore.ts"
 import { ReconStore } from "../db/ReconStore.ts"
+import { SuggestionStore } from "../db/SuggestionStore.ts"
+import { WebhookStore } from "../db/WebhookStore.ts"
 import { normalizePhone } from "../domain/Phone.ts"
 import type { Registration } from "../domain/Records.ts"
 import { validateRule } from "../domain/TemplateRule.ts"
+import { checkWebhookUrl, EVENT_TYPES } from "../domain/Webhooks.ts"
 import { fail, ok } from "./Envelope.ts"
 import { answered } from "./Failures.ts"
 import { ReconApi } from "./ReconApi.ts"
@@ -79,9 +83,10 @@ export const reconHandlers = (pushPublicUrl: string) => {
 
   const sms = HttpApiBuilder.group(ReconApi, "sms", Effect.fn(function*(handlers) {
     const store = yield* ReconStore
+    const suggestions = yield* SuggestionStore
     return handlers
       .handle("list", ({ payload }) => store.listSms(payload).pipe(Effect.map(ok), answered))
-      .handle("get", ({ payload }) => store.getSms(payload.id).pipe(Effect.map(ok), answered))
+      .handle("get", ({ payload }) => store.getSms(payload.id).pipe(Effect.flatMap(suggestions.attach), Effect.map(ok), answered))
       .handle("reset", ({ payload }) => store.resetSms(payload.id).pipe(Effect.map(ok), answered))
       .handle("check", ({ payload }) => store.checkSms(payload.id, payload.result, payload.operator ?? null).pipe(Effect.map(ok), answered))
       .handle("resolve", Effect.fn(function*({ payload }) {
@@ -108,5 +113,23 @@ export const reconHandlers = (pushPublicUrl: string) => {
     return handlers.handle("topInfo", () => store.topInfo().pipe(Effect.map(ok), answered))
   }))
 
-  return Layer.mergeAll(pushsvc, template, phone, sms, device, stats)
+  const webhooks = HttpApiBuilder.group(ReconApi, "webhook", Effect.fn(function*(handlers) {
+    const store = yield* WebhookStore
+    return handlers
+      .handle("add", Effect.fn(function*({ payload }) {
+        const url = checkWebhookUrl(payload.url)
+        if (Result.isFailure(url)) return yield* fail(url.failure.status, url.failure.detail, [{ path: ["url"], message: url.failure.detail }])
+        return ok(yield* store.add({ url: url.success, secret: payload.secret, events: [...new Set(payload.events ?? EVENT_TYPES)] }))
+      }, answered))
+      .handle("list", ({ payload }) => store.list(payload).pipe(Effect.map(ok), answered))
+      .handle("delete", ({ payload }) => store.remove(payload.id).pipe(Effect.map(ok), answered))
+      .handle("deliveries", ({ payload }) => store.attempts(payload).pipe(Effect.map(ok), answered))
+  }))
+
+  const accounts = HttpApiBuilder.group(ReconApi, "accounts", Effect.fn(function*(handlers) {
+    const store = yield* BalanceStore
+    return handlers.handle("list", ({ payload }) => store.listAccounts(payload).pipe(Effect.map(ok), answered))
+  }))
+
+  return Layer.mergeAll(pushsvc, template, phone, sms, device, stats, webhooks, accounts)
 }

@@ -4,7 +4,10 @@ import { FetchHttpClient, HttpRouter, HttpServerRequest, HttpServerResponse } fr
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { LlmClient } from "../clients/LlmClient.ts"
 import type { HttpSettings, ReconSettings } from "../config/AppConfig.ts"
+import { BalanceStore } from "../db/BalanceStore.ts"
 import { ReconStore } from "../db/ReconStore.ts"
+import { SuggestionStore } from "../db/SuggestionStore.ts"
+import { WebhookStore } from "../db/WebhookStore.ts"
 import { HealthRoute } from "./HealthRoute.ts"
 import { TOKEN_HEADER } from "./CallerAuth.ts"
 import { fail } from "./Envelope.ts"
@@ -37,7 +40,7 @@ export const reconRoutes = (settings: ReconSettings) =>
     HealthRoute,
     EnvelopeMiddleware
   ).pipe(
-    Layer.provide(ReconStore.layer),
+    Layer.provide([ReconStore.layer, SuggestionStore.layer, WebhookStore.layer, BalanceStore.layer]),
     Layer.provide(LlmClient.layer(settings.llm)),
     Layer.provide(FetchHttpClient.layer)
   )

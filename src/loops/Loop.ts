@@ -17,6 +17,7 @@ export type LoopName =
   | "parse_loop"
   | "order_match_loop"
   | "chatbot_poll_loop"
+  | "webhook_delivery_loop"
 
 /** The services every loop may use without asking: the worker's settings, kicks, the database, an HTTP client. */
 export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient

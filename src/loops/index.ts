@@ -6,6 +6,7 @@ import { OrderMatchLoop } from "./OrderMatchLoop.ts"
 import { PhoneWhitelistLoop } from "./PhoneWhitelistLoop.ts"
 import { PushsvcListenerSupervisor } from "./PushsvcListenerSupervisor.ts"
 import { SmsIdSyncLoop } from "./SmsIdSyncLoop.ts"
+import { WebhookDeliveryLoop } from "./WebhookDeliveryLoop.ts"
 
 // Not annotated: each loop keeps the services it declares, and the worker must provide their union.
 export const loops = [
@@ -15,5 +16,6 @@ export const loops = [
   MissingSmsSyncLoop,
   ChatbotPollLoop,
   ParseLoop,
-  OrderMatchLoop
+  OrderMatchLoop,
+  WebhookDeliveryLoop
 ]

@@ -169,10 +169,10 @@ export const sync = (base: string, token: string | null = RECON_TOKEN, body: unk
   })
 
 /** A fake worker health port: answers /health/ready with `status` and the contract's JSON. */
-/** The worker's seven loops, all fresh: what a healthy worker reports. */
+/** The worker's eight loops, all fresh: what a healthy worker reports. */
 export const allLoops = () => Object.fromEntries([
   ["pushsvc_listener_supervisor", 20], ["missing_sms_sync_loop", 90], ["sms_id_sync_loop", 30], ["phone_whitelist_loop", 30],
-  ["parse_loop", 30], ["order_match_loop", 90], ["chatbot_poll_loop", 60]
+  ["parse_loop", 30], ["order_match_loop", 90], ["chatbot_poll_loop", 60], ["webhook_delivery_loop", 60]
 ].map(([name, ttl]) => [name, { state: "running", last_success_at: new Date().toISOString(), ttl_s: ttl, fresh: true, restarts: 0 }]))
 
 export const fakeWorker = (status: number, ready: boolean, loops?: () => Record<string, unknown>) =>

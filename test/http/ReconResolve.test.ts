@@ -128,7 +128,8 @@ describe("resolve: refusals change nothing", () => {
     assertError(await call("/shooter/sms/resolve", { id: 999_999, action: "reject", operator: "grace" }), 404, "not_found", /sms 999999/)
     assert.deepStrictEqual(await state(id), before)
     assert.deepStrictEqual(await flags([a]), [6])
-    assert.strictEqual((await call("/shooter/sms/get", { id })).body.data.match, null)
+    // No decision was recorded (the match holds only the suggestions every unmatched SMS shows).
+    assert.deepStrictEqual((await call("/shooter/sms/get", { id })).body.data.match, { suggestions: [] })
   })
 
   it("an SMS in any status but manual_review or unmatched is 409", async () => {

@@ -22,7 +22,8 @@ const settings = (apiUrl: string, enabled = true) => ({
   chatbot: { enabled, token: enabled ? Redacted.make(TOKEN) : undefined, apiUrl, chatIds: [String(OPS_CHAT), String(GROUP_CHAT)] },
   walletUrl: "http://127.0.0.1:9",
   adminUrl: "http://127.0.0.1:9",
-  callerToken: undefined
+  callerToken: undefined,
+  depositTtlHours: 24
 })
 
 const loopServices = (url: string, apiUrl: string, kicked: Array<LoopName>, enabled = true) =>

@@ -19,7 +19,8 @@ const settings = {
   chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:1", chatIds: [] },
   walletUrl: "http://127.0.0.1:9",
   adminUrl: "http://127.0.0.1:9",
-  callerToken: undefined
+  callerToken: undefined,
+  depositTtlHours: 24
 }
 
 const loopServices = (url: string) => servicesOn(url, settings)

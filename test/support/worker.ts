@@ -163,6 +163,7 @@ export const workerSettings = (heartbeatFile: string, overrides: Partial<WorkerS
   walletUrl: "http://127.0.0.1:9",
   adminUrl: "http://127.0.0.1:9",
   callerToken: undefined,
+  depositTtlHours: 24,
   ...overrides
 })
 

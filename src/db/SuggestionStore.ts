@@ -1,0 +1,116 @@
+// The pending deposits worth suggesting for SMS that wait for a person (DESIGN section 11): two
+// statements for any number of SMS, each search an index range bounded by a LIMIT (the pending
+// deposits may be many), then domain/Suggestions.ts ranks them. sms/get shows them as
+// match.suggestions; the console can ask for a page of review items at once (forSms).
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import type { SmsDetail } from "../domain/Records.ts"
+import { MAX_SIBLINGS, searchKeys, suggest, type Suggestion } from "../domain/Suggestions.ts"
+import { DbId, decodeRows } from "./Codecs.ts"
+
+type Detail = typeof SmsDetail.Type
+
+/** The statuses whose SMS get suggestions. */
+export const SUGGESTED_STATUSES: ReadonlyArray<string> = ["unmatched", "manual_review"]
+/** Deposits read per search (name, truncated, masked): a common name can have many pending deposits. */
+const PER_SEARCH = 100
+/** Above every character: `key >= p AND key < p || TOP` is "starts with p" in C collation. */
+const TOP = "\u{10FFFF}"
+
+const SubjectRow = Schema.Struct({
+  id: DbId,
+  payer_name: Schema.NullOr(Schema.String),
+  payer_key: Schema.NullOr(Schema.String),
+  amount: Schema.NullOr(Schema.String),
+  siblings: Schema.Array(Schema.Struct({ sms_id: DbId, amount: Schema.String }))
+})
+const DepositRow = Schema.Struct({
+  sms_id: DbId,
+  deposit_id: DbId,
+  player_id: DbId,
+  from_bank_owner: Schema.String,
+  amount: Schema.String,
+  owner_key: Schema.String,
+  owner_loose_key: Schema.String
+})
+const decodeSubjects = decodeRows(SubjectRow)
+const decodeDeposits = decodeRows(DepositRow)
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  /** The suggestions of each SMS (by id) that is unmatched or in manual review; others are absent. */
+  const forSms = (ids: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<Suggestion>>, SqlError.SqlError> =>
+    Effect.gen(function*() {
+      if (ids.length === 0) return new Map()
+      const subjects = yield* sql`
+        SELECT s.id, s.payer_name, s.payer_key, s.amount::text AS amount,
+          COALESCE(jsonb_agg(jsonb_build_object('sms_id', o.id, 'amount', recon.amount_text(o.amount)) ORDER BY o.distance, o.id)
+            FILTER (WHERE o.id IS NOT NULL), '[]'::jsonb) AS siblings
+        FROM recon.shooter_sms AS s
+        LEFT JOIN LATERAL (
+          SELECT o.id, o.amount, abs(extract(epoch FROM o.received_at - s.received_at)) AS distance
+          FROM recon.shooter_sms AS o
+          WHERE o.status IN ('unmatched', 'manual_review') AND o.payer_key = s.payer_key AND o.id <> s.id AND o.amount IS NOT NULL
+            AND o.received_at BETWEEN s.received_at - interval '24 hours' AND s.received_at + interval '24 hours'
+          ORDER BY distance, o.id LIMIT ${MAX_SIBLINGS}) AS o ON true
+        WHERE s.id IN ${sql.in(ids)} AND s.status IN ${sql.in(SUGGESTED_STATUSES)}
+        GROUP BY s.id`.pipe(Effect.flatMap(decodeSubjects))
+      const searches = subjects.flatMap((s) => {
+        if (s.payer_name === null || s.amount === null) return []
+        const keys = searchKeys(s.payer_name)
+        return [{
+          sms_id: s.id,
+          keys: keys.keys,
+          truncated: keys.truncated,
+          masked_prefix: keys.masked?.prefix ?? null,
+          masked_reversed: keys.masked?.reversedSuffix ?? null,
+          pattern: keys.masked?.pattern ?? null
+        }]
+      })
+      const deposits = searches.length === 0 ? [] : yield* sql`
+        SELECT x.sms_id, d.id AS deposit_id, d.player_id, d.from_bank_owner, recon.amount_text(d.amount) AS amount, d.owner_key, d.owner_loose_key
+        FROM jsonb_to_recordset(${JSON.stringify(searches)}::jsonb)
+          AS x(sms_id bigint, keys text[], truncated text, masked_prefix text, masked_reversed text, pattern text)
+        CROSS JOIN LATERAL (
+          (SELECT id FROM recon.deposit WHERE status = 'pending' AND owner_loose_key = ANY (x.keys COLLATE "C") LIMIT ${PER_SEARCH})
+          UNION
+          (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.truncated IS NOT NULL
+            AND owner_loose_key >= x.truncated COLLATE "C" AND owner_loose_key < (x.truncated || ${TOP}) COLLATE "C" LIMIT ${PER_SEARCH})
+          UNION
+          (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.masked_prefix IS NOT NULL
+            AND owner_loose_key >= x.masked_prefix COLLATE "C" AND owner_loose_key < (x.masked_prefix || ${TOP}) COLLATE "C"
+            AND owner_loose_key LIKE x.pattern COLLATE "C" LIMIT ${PER_SEARCH})
+          UNION
+          (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.masked_reversed IS NOT NULL
+            AND reverse(owner_loose_key) >= x.masked_reversed COLLATE "C" AND reverse(owner_loose_key) < (x.masked_reversed || ${TOP}) COLLATE "C"
+            AND owner_loose_key LIKE x.pattern COLLATE "C" LIMIT ${PER_SEARCH})
+        ) AS c
+        JOIN recon.deposit AS d ON d.id = c.id
+        -- A deposit another SMS is being approved against is taken.
+        WHERE NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS a WHERE a.status = 'approving' AND a.deposit_id = d.id)
+        ORDER BY x.sms_id, d.id`.pipe(Effect.flatMap(decodeDeposits))
+      const bySms = new Map<number, Array<typeof DepositRow.Type>>()
+      for (const d of deposits) bySms.set(d.sms_id, [...(bySms.get(d.sms_id) ?? []), d])
+      return new Map(subjects.map((s) => [s.id, suggest({
+        smsId: s.id,
+        payerName: s.payer_name,
+        payerKey: s.payer_key,
+        amount: s.amount,
+        siblings: s.siblings.map((o) => ({ smsId: o.sms_id, amount: o.amount }))
+      }, bySms.get(s.id) ?? [])]))
+    })
+
+  /** sms/get's record with `match.suggestions` when it waits for a person (unmatched, manual_review). */
+  const attach = (detail: Detail): Effect.Effect<Detail, SqlError.SqlError> =>
+    !SUGGESTED_STATUSES.includes(detail.status) ? Effect.succeed(detail) : Effect.map(forSms([detail.id]), (found) => {
+      const match = detail.match === null ? {} : typeof detail.match === "object" && !Array.isArray(detail.match) ? detail.match : { detail: detail.match }
+      return { ...detail, match: { ...match, suggestions: found.get(detail.id) ?? [] } }
+    })
+
+  return { forSms, attach }
+})
+
+export class SuggestionStore extends Context.Service<SuggestionStore, Effect.Success<typeof make>>()("recon/db/SuggestionStore") {
+  static readonly layer = Layer.effect(SuggestionStore, make)
+}

@@ -1,0 +1,177 @@
+// Webhooks to the merchant's platform: the routes' queries (add, list, delete, the attempts) and
+// webhook_delivery_loop's (claim due deliveries with SKIP LOCKED and a lease, record an attempt,
+// give leases back). The events and their deliveries are written by the database itself
+// (recon.emit_event, migration 0014), in the transaction of the change they report.
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { WebhookAttemptRow, WebhookRow } from "../domain/Records.ts"
+import type { AttemptStatus } from "../domain/Webhooks.ts"
+import { DbId, decodeRows } from "./Codecs.ts"
+import type { PageOf, Paging } from "./ReconStore.ts"
+
+/** No webhook has this id. */
+export class WebhookNotFound extends Schema.TaggedError<WebhookNotFound>()("WebhookNotFound", { id: Schema.Int }) {}
+
+export interface NewWebhook {
+  readonly url: string
+  readonly secret: string
+  readonly events: ReadonlyArray<string>
+}
+
+export interface AttemptFilter extends Paging {
+  readonly event_id?: number | null | undefined
+  readonly webhook_id?: number | null | undefined
+}
+
+const decodeWebhooks = decodeRows(WebhookRow)
+const decodeAttempts = decodeRows(WebhookAttemptRow)
+
+const webhookColumns = `w.id, w.url, w.events, w.created_at,
+  (SELECT count(*) FROM recon.webhook_delivery AS d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
+  (SELECT count(*) FROM recon.webhook_delivery AS d WHERE d.webhook_id = w.id AND d.status = 'failed') AS failed`
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const pageOf = (paging: Paging) => ({ page: paging.page ?? 1, size: paging.page_size ?? 20 })
+
+  return {
+    add: (hook: NewWebhook) =>
+      Effect.gen(function*() {
+        const rows = yield* sql`
+          WITH added AS (
+            INSERT INTO recon.webhook (url, secret, events)
+            VALUES (${hook.url}, ${hook.secret}, ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(hook.events)}::jsonb)))
+            RETURNING id, url, events, created_at)
+          SELECT id, url, events, created_at, 0 AS pending, 0 AS failed FROM added`
+        const [row] = yield* decodeWebhooks(rows)
+        return row!
+      }),
+
+    list: (paging: Paging): Effect.Effect<PageOf<typeof WebhookRow.Type>, SqlError.SqlError> =>
+      Effect.gen(function*() {
+        const { page, size } = pageOf(paging)
+        const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.webhook`
+        const items = yield* decodeWebhooks(yield* sql`SELECT ${sql.literal(webhookColumns)} FROM recon.webhook AS w
+          ORDER BY w.created_at DESC, w.id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
+        return { items, total: Number(count?.total ?? 0), page, page_size: size }
+      }),
+
+    /** Its deliveries and their attempts go with it; the events stay. */
+    remove: (id: number) =>
+      Effect.gen(function*() {
+        const rows = yield* sql`DELETE FROM recon.webhook WHERE id = ${id} RETURNING id`
+        if (rows.length === 0) return yield* new WebhookNotFound({ id })
+        return { id }
+      }),
+
+    /** Every attempt, newest first. */
+    attempts: (filter: AttemptFilter): Effect.Effect<PageOf<typeof WebhookAttemptRow.Type>, SqlError.SqlError> =>
+      Effect.gen(function*() {
+        const { page, size } = pageOf(filter)
+        const where = sql.and([
+          ...(filter.event_id != null ? [sql`a.event_id = ${filter.event_id}`] : []),
+          ...(filter.webhook_id != null ? [sql`a.webhook_id = ${filter.webhook_id}`] : [])
+        ])
+        const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.webhook_attempt AS a WHERE ${where}`
+        const items = yield* decodeAttempts(yield* sql`
+          SELECT a.event_id, a.webhook_id, e.type, a.attempt, a.status, a.http_status, a.error, a.at
+          FROM recon.webhook_attempt AS a JOIN recon.webhook_event AS e ON e.id = a.event_id
+          WHERE ${where} ORDER BY a.at DESC, a.id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
+        return { items, total: Number(count?.total ?? 0), page, page_size: size }
+      })
+  }
+})
+
+export class WebhookStore extends Context.Service<WebhookStore, Effect.Success<typeof make>>()("recon/db/WebhookStore") {
+  static readonly layer = Layer.effect(WebhookStore, make)
+}
+
+// webhook_delivery_loop's side.
+
+const Claimed = Schema.Struct({
+  id: DbId,
+  event_id: DbId,
+  webhook_id: DbId,
+  attempts: Schema.Int,
+  first_attempt_at: Schema.Date,
+  url: Schema.String,
+  secret: Schema.String,
+  type: Schema.String,
+  data: Schema.Unknown,
+  created_at: Schema.String
+})
+export type Claimed = typeof Claimed.Type
+const decodeClaimed = decodeRows(Claimed)
+
+export interface Claim {
+  readonly now: Date
+  /** The claimed deliveries are this process's until then (past the request's timeout). */
+  readonly leaseUntil: Date
+  readonly limit: number
+  /** At most this many in flight per webhook, counting `busy` (this process's in flight, by webhook id). */
+  readonly perWebhook: number
+  readonly busy: ReadonlyMap<number, number>
+}
+
+export interface Attempt {
+  readonly deliveryId: number
+  /** 1 for the first attempt. */
+  readonly attempt: number
+  readonly status: AttemptStatus
+  readonly httpStatus: number | null
+  readonly error: string | null
+  readonly at: Date
+  readonly nextAt: Date | null
+}
+
+export const deliveries = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  /**
+   * Due deliveries (never tried, or their backoff or a dead process's lease over), leased to this
+   * process, at most `perWebhook` in flight for any webhook, so one slow receiver never takes every
+   * slot; the oldest first within a webhook.
+   */
+  const claim = (c: Claim): Effect.Effect<ReadonlyArray<Claimed>, SqlError.SqlError> =>
+    c.limit <= 0 ? Effect.succeed([]) : sql`
+      WITH due AS (
+        SELECT d.id, d.webhook_id, row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_at NULLS FIRST, d.id) AS rank
+        FROM recon.webhook AS w
+        CROSS JOIN LATERAL (
+          SELECT d.id, d.webhook_id, d.next_at FROM recon.webhook_delivery AS d
+          WHERE d.webhook_id = w.id AND d.status = 'pending' AND (d.next_at IS NULL OR d.next_at <= ${c.now})
+          ORDER BY d.next_at NULLS FIRST, d.id LIMIT ${c.perWebhook}
+          FOR UPDATE SKIP LOCKED) AS d),
+      picked AS (
+        SELECT due.id FROM due
+        LEFT JOIN jsonb_each_text(${JSON.stringify(Object.fromEntries(c.busy))}::jsonb) AS busy(webhook_id, n) ON busy.webhook_id = due.webhook_id::text
+        WHERE due.rank <= ${c.perWebhook} - COALESCE(busy.n::int, 0)
+        ORDER BY due.rank, due.id LIMIT ${c.limit})
+      UPDATE recon.webhook_delivery AS d SET next_at = ${c.leaseUntil}, first_attempt_at = COALESCE(d.first_attempt_at, ${c.now})
+      FROM picked, recon.webhook AS w, recon.webhook_event AS e
+      WHERE d.id = picked.id AND w.id = d.webhook_id AND e.id = d.event_id
+      RETURNING d.id, d.event_id, d.webhook_id, d.attempts, d.first_attempt_at, w.url, w.secret, e.type, e.data,
+        recon.iso_time(e.created_at) AS created_at`.pipe(Effect.flatMap(decodeClaimed))
+
+  /**
+   * The attempt and the delivery's new state, in one statement; nothing when the delivery moved on
+   * meanwhile (another process recorded this attempt after our lease ran out) or was deleted.
+   */
+  const record = (a: Attempt): Effect.Effect<boolean, SqlError.SqlError> =>
+    sql`
+      WITH moved AS (
+        UPDATE recon.webhook_delivery SET status = ${a.status === "retrying" ? "pending" : a.status},
+          attempts = ${a.attempt}, next_at = ${a.nextAt}
+        WHERE id = ${a.deliveryId} AND status = 'pending' AND attempts = ${a.attempt - 1}
+        RETURNING id, event_id, webhook_id)
+      INSERT INTO recon.webhook_attempt (delivery_id, event_id, webhook_id, attempt, status, http_status, error, at)
+      SELECT id, event_id, webhook_id, ${a.attempt}, ${a.status}, ${a.httpStatus}, ${a.error}, ${a.at} FROM moved
+      RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
+
+  /** Leases given back (the loop stopped mid-request): due again at once, in this process or another. */
+  const release = (ids: ReadonlyArray<number>) =>
+    ids.length === 0 ? Effect.void : Effect.asVoid(sql`
+      UPDATE recon.webhook_delivery SET next_at = NULL WHERE id IN ${sql.in(ids)} AND status = 'pending'`)
+
+  return { claim, record, release }
+})

@@ -1,0 +1,288 @@
+// Balance continuity on a real database, with sequences in real bank layouts (NH농협 deposits and
+// withdrawals of one account, 신한's layout without account digits, KB's without a balance, from
+// ../shared/corpus/sms-dev.tsv): complete, one message removed, reordered, duplicated across two
+// phones, re-sent later; the balance.gap events; and /accounts/list.
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { BalanceStore } from "../../src/db/BalanceStore.ts"
+import type { BalanceFact } from "../../src/domain/BalanceSequence.ts"
+import { createMigratedDatabase, runSql } from "../support/database.ts"
+import { recon, type Running, startRecon } from "../support/recon.ts"
+
+let db: string
+let server: Running
+
+const query = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  runSql(db, Effect.gen(function*() {
+    return yield* f(yield* SqlClient.SqlClient)
+  }).pipe(Effect.orDie))
+
+const record = (facts: ReadonlyArray<BalanceFact>) => runSql(db, Effect.flatMap(BalanceStore.make, (store) => store.record(facts)))
+
+const won = (n: number) => n.toLocaleString("en-US")
+const T0 = Date.parse("2026-07-09T05:00:00Z")
+
+interface Txn {
+  readonly direction: "in" | "out"
+  readonly amount: number
+  readonly name: string
+}
+
+/** One account's day: the transactions and the balance after each, one every 7 minutes. */
+const day = (opening: number, txns: ReadonlyArray<Txn>) => {
+  let balance = opening
+  return txns.map((t, i) => {
+    balance += t.direction === "in" ? t.amount : -t.amount
+    return { ...t, balance, at: new Date(T0 + i * 7 * 60_000) }
+  })
+}
+type Step = ReturnType<typeof day>[number]
+
+const kst = (at: Date) => {
+  const d = new Date(at.getTime() + 9 * 3600_000)
+  const two = (n: number) => String(n).padStart(2, "0")
+  return `${two(d.getUTCMonth() + 1)}/${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}`
+}
+
+/** NH농협's layout (corpus: `농협 입금10,000원\n07/04 15:18 352-****-4273-63 신동수 잔액3,710,000원`, and 출금 alike). */
+const nhText = (account: string, s: Step) =>
+  `[Web발신]\n농협 ${s.direction === "in" ? "입금" : "출금"}${won(s.amount)}원\n${kst(s.at)} ${account} ${s.name} 잔액${won(s.balance)}원`
+
+let seq = 0
+/** The SMS as ingested (its text, phone and time), then its balance fact as parse_loop will hand it over. */
+const arrive = async (device: string, text: string, s: Step, fact: Omit<BalanceFact, "smsId" | "receivedAt" | "deviceId" | "direction" | "amount" | "balance">, options: { readonly receivedAt?: Date; readonly balance?: boolean } = {}) => {
+  const receivedAt = options.receivedAt ?? s.at
+  const id = await query((sql) => Effect.map(sql<{ id: bigint }>`INSERT INTO recon.shooter_sms
+      (device_id, sender, body, normalized_body, received_at, status)
+    VALUES (${device}, ${fact.sender}, ${text}, ${`${text}#${++seq}`}, ${receivedAt}, ${s.direction === "in" ? "parsed" : "ignored"}) RETURNING id`,
+  (rows) => Number(rows[0]!.id)))
+  const full: BalanceFact = {
+    ...fact,
+    smsId: id,
+    receivedAt,
+    deviceId: device,
+    direction: s.direction,
+    amount: String(s.amount),
+    balance: options.balance === false ? null : String(s.balance),
+    txnAt: new Date(Math.floor(s.at.getTime() / 60_000) * 60_000)
+  }
+  return full
+}
+
+const openGaps = (account: string) =>
+  query((sql) => sql<{ after_sms_id: bigint; before_sms_id: bigint; unexplained: string; closed_by: bigint | null }>`
+    SELECT g.after_sms_id, g.before_sms_id, g.unexplained::text AS unexplained, g.closed_by_sms_id AS closed_by
+    FROM recon.balance_gap AS g JOIN recon.balance_account AS a ON a.id = g.account_id
+    WHERE a.account = ${account} AND g.closed_at IS NULL ORDER BY g.id`).then((rows) =>
+    rows.map((r) => ({ after: Number(r.after_sms_id), before: Number(r.before_sms_id), unexplained: Number(r.unexplained) })))
+
+const gapEvents = (account: string) =>
+  query((sql) => sql<{ data: any }>`SELECT data FROM recon.webhook_event WHERE type = 'balance.gap' AND data ->> 'account' = ${account} ORDER BY id`)
+    .then((rows) => rows.map((r) => r.data))
+
+const accountRow = (account: string) =>
+  query((sql) => sql<{ last_balance: string | null; last_sms_id: bigint | null; n: bigint }>`
+    SELECT last_balance::text AS last_balance, last_sms_id, (SELECT count(*) FROM recon.balance_account WHERE account = ${account}) AS n
+    FROM recon.balance_account WHERE account = ${account}`).then(([r]) => ({ lastBalance: Number(r!.last_balance), lastSms: Number(r!.last_sms_id), accounts: Number(r!.n) }))
+
+const txns: ReadonlyArray<Txn> = [
+  { direction: "in", amount: 50_000, name: "김민준" },
+  { direction: "out", amount: 12_000, name: "쿠팡" },
+  { direction: "in", amount: 300_000, name: "이서연" },
+  { direction: "out", amount: 2_500, name: "파우PC" },
+  { direction: "in", amount: 10_000, name: "신동수" },
+  { direction: "in", amount: 1, name: "otp8887" }
+]
+const nh = (account: string) => ({ sender: "15882100", bank: "NH농협", account })
+
+beforeAll(async () => {
+  db = await createMigratedDatabase("balance")
+  // A receiver subscribed to balance.gap, so the outbox writes its events.
+  await query((sql) => sql`INSERT INTO recon.webhook (url, secret, events) VALUES ('http://127.0.0.1:9/hook', 'a-secret-of-16-chars', '{balance.gap}')`)
+  server = await startRecon(db)
+})
+afterAll(() => server.close())
+
+describe("one account's messages, in real layouts", () => {
+  it("all of them, in order: no gap, the last balance is the account's", async () => {
+    const account = "352-****-7417-43"
+    const steps = day(1_961_657, txns)
+    for (const s of steps) await record([await arrive("phone-a", nhText(account, s), s, nh(account))])
+    assert.deepStrictEqual(await openGaps(account), [])
+    const row = await accountRow(account)
+    assert.strictEqual(row.lastBalance, steps[5]!.balance)
+  })
+
+  it("one removed: a gap of its amount between its neighbours and one balance.gap event; re-sent later by the gateway, it closes", async () => {
+    const account = "352-****-1111-01"
+    const steps = day(1_000_000, txns)
+    const facts = []
+    for (const [i, s] of steps.entries()) {
+      if (i === 2) continue
+      const fact = await arrive("phone-a", nhText(account, s), s, nh(account))
+      facts.push(fact)
+      await record([fact])
+    }
+    const [before, after] = [facts[1]!, facts[2]!]
+    assert.deepStrictEqual(await openGaps(account), [{ after: before.smsId, before: after.smsId, unexplained: 300_000 }])
+    const events = await gapEvents(account)
+    assert.strictEqual(events.length, 1)
+    assert.deepStrictEqual({ ...events[0], since: undefined }, {
+      account, bank: "NH농협", device_id: null, sender: null, after_sms_id: before.smsId, before_sms_id: after.smsId, unexplained: "300000", since: undefined
+    })
+    // Hours later the SMS Gateway re-sends the missing message with its original time.
+    const resent = await arrive("phone-a", nhText(account, steps[2]!), steps[2]!, nh(account))
+    const done = await record([resent])
+    assert.deepStrictEqual(done, { placed: 1, duplicates: 0, opened: 0, closed: 1 })
+    assert.deepStrictEqual(await openGaps(account), [])
+    const [closed] = await query((sql) => sql<{ by: bigint }>`SELECT closed_by_sms_id AS by FROM recon.balance_gap AS g
+      JOIN recon.balance_account AS a ON a.id = g.account_id WHERE a.account = ${account}`)
+    assert.strictEqual(Number(closed!.by), resent.smsId)
+    assert.strictEqual((await gapEvents(account)).length, 1)
+    assert.strictEqual((await accountRow(account)).lastBalance, steps[5]!.balance)
+  })
+
+  it("reordered: a late message fills the gap it left; within one batch no gap opens at all", async () => {
+    const account = "352-****-2222-02"
+    const steps = day(500_000, txns)
+    const facts = []
+    for (const s of steps) facts.push(await arrive("phone-a", nhText(account, s), s, nh(account)))
+    // 1, 2, 4, 3, 5, 6 as the phone forwarded them.
+    for (const i of [0, 1, 3]) await record([facts[i]!])
+    assert.strictEqual((await openGaps(account)).length, 1)
+    for (const i of [2, 4, 5]) await record([facts[i]!])
+    assert.deepStrictEqual(await openGaps(account), [])
+    assert.strictEqual((await gapEvents(account)).length, 1)
+
+    const other = "352-****-3333-03"
+    const shuffled = []
+    for (const s of day(10_000, txns)) shuffled.push(await arrive("phone-a", nhText(other, s), s, nh(other)))
+    await record([shuffled[4]!, shuffled[0]!, shuffled[2]!, shuffled[5]!, shuffled[1]!, shuffled[3]!])
+    assert.deepStrictEqual(await openGaps(other), [])
+    assert.deepStrictEqual(await gapEvents(other), [])
+  })
+
+  it("duplicated across two phones: one account, each transaction once, no gap; a message only the second phone got fills the first's gap", async () => {
+    const account = "352-****-4444-04"
+    const steps = day(2_000_000, txns)
+    for (const [i, s] of steps.entries()) {
+      const text = nhText(account, s)
+      // Phone B misses nothing; phone A misses the fourth message. They forward seconds apart, B sometimes first.
+      const b = await arrive("phone-b", text, s, nh(account), { receivedAt: new Date(s.at.getTime() + (i % 2 === 0 ? 3000 : -2000)) })
+      if (i !== 3) await record([await arrive("phone-a", text, s, nh(account))])
+      await record([b])
+    }
+    assert.deepStrictEqual(await openGaps(account), [])
+    assert.strictEqual((await accountRow(account)).accounts, 1)
+    const counts = await query((sql) => sql<{ placed: bigint; duplicates: bigint }>`
+      SELECT count(*) FILTER (WHERE e.duplicate_of IS NULL) AS placed, count(*) FILTER (WHERE e.duplicate_of IS NOT NULL) AS duplicates
+      FROM recon.balance_entry AS e JOIN recon.balance_account AS a ON a.id = e.account_id WHERE a.account = ${account}`)
+    assert.deepStrictEqual([Number(counts[0]!.placed), Number(counts[0]!.duplicates)], [6, 5])
+    assert.strictEqual((await gapEvents(account)).length, 0)
+  })
+
+  it("two messages missing in one gap: the first to arrive narrows it (no second event), the second closes it", async () => {
+    const account = "352-****-5555-05"
+    const steps = day(100_000, txns)
+    const facts = []
+    for (const s of steps) facts.push(await arrive("phone-a", nhText(account, s), s, nh(account)))
+    for (const i of [0, 1, 4, 5]) await record([facts[i]!])
+    assert.deepStrictEqual(await openGaps(account), [{ after: facts[1]!.smsId, before: facts[4]!.smsId, unexplained: 300_000 - 2_500 }])
+    await record([facts[2]!])
+    assert.deepStrictEqual(await openGaps(account), [{ after: facts[2]!.smsId, before: facts[4]!.smsId, unexplained: -2_500 }])
+    assert.strictEqual((await gapEvents(account)).length, 1)
+    await record([facts[3]!])
+    assert.deepStrictEqual(await openGaps(account), [])
+  })
+
+  it("a message without a balance (KB's short layout) is not placed, yet explains the step it sits in", async () => {
+    const account = "444401-01-499150"
+    const steps = day(800_000, txns.slice(0, 3))
+    // `[KB]08/05 14:32 902002**333 홍길동 입금 500,000 잔액 1,234,567`, and `[KB국민] 06/18 15:30 444401-01-499150 입금 50,000원 홍길동` (no balance).
+    const kbText = (s: Step, withBalance: boolean) =>
+      `[KB]${kst(s.at)} ${account} ${s.name} ${s.direction === "in" ? "입금" : "출금"} ${won(s.amount)}${withBalance ? ` 잔액 ${won(s.balance)}` : ""}`
+    const kb = { sender: "16449999", bank: "KB국민", account }
+    await record([await arrive("phone-a", kbText(steps[0]!, true), steps[0]!, kb)])
+    await record([await arrive("phone-a", kbText(steps[1]!, false), steps[1]!, kb, { balance: false })])
+    await record([await arrive("phone-a", kbText(steps[2]!, true), steps[2]!, kb)])
+    assert.deepStrictEqual(await openGaps(account), [])
+    assert.strictEqual((await accountRow(account)).lastBalance, steps[2]!.balance)
+  })
+
+  it("without account digits (신한's layout), each phone's messages are an account of their own", async () => {
+    const steps = day(1_250_000, txns.slice(0, 2))
+    const shinhan = (s: Step) => `신한은행\n${s.direction === "in" ? "입금" : "출금"} ${won(s.amount)}원\n${kst(s.at).slice(6)}\n${s.name}님\n잔액: ${won(s.balance)}원`
+    for (const device of ["shinhan-a", "shinhan-b"]) {
+      for (const s of steps) await record([await arrive(device, shinhan(s), s, { sender: "15778000", bank: "신한" })])
+    }
+    const accounts = await query((sql) => sql<{ device_id: string; sender: string; account: string | null }>`
+      SELECT device_id, sender, account FROM recon.balance_account WHERE device_id LIKE 'shinhan-%' ORDER BY device_id`)
+    assert.deepStrictEqual(accounts.map((a) => [a.device_id, a.sender, a.account]), [["shinhan-a", "15778000", null], ["shinhan-b", "15778000", null]])
+  })
+
+  it("a fact recorded again (the SMS parsed again after a reset) changes nothing", async () => {
+    const account = "352-****-6666-06"
+    const steps = day(0, txns.slice(0, 3))
+    const facts = []
+    for (const s of steps) facts.push(await arrive("phone-a", nhText(account, s), s, nh(account)))
+    await record([facts[0]!, facts[2]!])
+    assert.strictEqual((await openGaps(account)).length, 1)
+    assert.deepStrictEqual(await record([facts[0]!, facts[2]!]), { placed: 0, duplicates: 0, opened: 0, closed: 0 })
+    assert.strictEqual((await openGaps(account)).length, 1)
+    assert.strictEqual((await gapEvents(account)).length, 1)
+  })
+})
+
+describe("several writers at once", () => {
+  it("batches touching the same accounts in opposite orders neither deadlock nor lose a message", async () => {
+    const accounts = ["352-****-8001-01", "352-****-8002-02", "352-****-8003-03"]
+    const perAccount = await Promise.all(accounts.map(async (account) => {
+      const facts = []
+      for (const s of day(1_000_000, [...txns, ...txns])) facts.push(await arrive("phone-a", nhText(account, s), s, nh(account)))
+      return facts
+    }))
+    // Worker 1 takes the even messages of every account, worker 2 the odd ones, each batch listing the accounts in another order.
+    const batches = [0, 1].flatMap((parity) => [0, 1, 2, 3, 4, 5].map((k) =>
+      (parity === 0 ? perAccount : [...perAccount].reverse()).flatMap((facts) => facts.filter((_, i) => i % 2 === parity && Math.floor(i / 2) === k))))
+    await Promise.all(batches.map((batch) => record(batch)))
+    for (const account of accounts) assert.deepStrictEqual(await openGaps(account), [], account)
+  })
+})
+
+describe("POST /internal/recon/accounts/list", () => {
+  it("each account with its last balance and its open gaps only; has_gaps filters; paged, the latest first", async () => {
+    const account = "352-****-7777-07"
+    const steps = day(3_000_000, txns)
+    const facts = []
+    for (const s of steps) facts.push(await arrive("phone-a", nhText(account, s), s, nh(account)))
+    await record([facts[0]!, facts[1]!, facts[3]!, facts[5]!])
+    const call = recon(server.url)
+    const answer = await call("/accounts/list", { has_gaps: true, page_size: 200 })
+    assert.strictEqual(answer.http, 200, JSON.stringify(answer.body))
+    const item = answer.body.data.items.find((a: any) => a.account === account)
+    assert.deepStrictEqual({ ...item, id: undefined, last_at: undefined, gaps: item.gaps.map((g: any) => ({ ...g, since: undefined })) }, {
+      id: undefined,
+      account,
+      bank: "NH농협",
+      device_id: null,
+      sender: null,
+      last_balance: String(steps[5]!.balance),
+      last_at: undefined,
+      gaps: [
+        { after_sms_id: facts[1]!.smsId, before_sms_id: facts[3]!.smsId, unexplained: "300000", since: undefined },
+        { after_sms_id: facts[3]!.smsId, before_sms_id: facts[5]!.smsId, unexplained: "10000", since: undefined }
+      ]
+    })
+    assert.strictEqual(item.last_at, steps[5]!.at.toISOString())
+    assert.isTrue(answer.body.data.items.every((a: any) => a.gaps.length > 0))
+    const closedOnes = await call("/accounts/list", { has_gaps: false, page_size: 200 })
+    assert.isTrue(closedOnes.body.data.items.every((a: any) => a.gaps.length === 0))
+    assert.isTrue(closedOnes.body.data.items.some((a: any) => a.account === "352-****-7417-43"))
+    const all = await call("/accounts/list", { page: 1, page_size: 2 })
+    assert.strictEqual(all.body.data.items.length, 2)
+    assert.strictEqual(all.body.data.total, answer.body.data.total + closedOnes.body.data.total)
+    const lasts = (await call("/accounts/list", { page_size: 200 })).body.data.items.map((a: any) => a.last_at)
+    assert.deepStrictEqual(lasts, [...lasts].sort().reverse())
+  })
+})
