@@ -1,7 +1,7 @@
 // admin_service (DESIGN section 7): the admin API, the top-info websocket and the dashboard on one
 // port. Everything else, the removed compatibility paths included, is the unknown-route 404.
 import { Effect, Layer } from "effect"
-import { FetchHttpClient, HttpRouter, type HttpServer } from "effect/http"
+import { FetchHttpClient, type HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { ReconClient } from "../clients/ReconClient.ts"
 import type { AdminSettings, HttpSettings } from "../config/AppConfig.ts"
@@ -9,6 +9,7 @@ import { AdminStore } from "../db/AdminStore.ts"
 import { EnvelopeMiddleware } from "../http/EnvelopeMiddleware.ts"
 import { nodeServer } from "../http/NodeServer.ts"
 import { CallerAuthLive } from "../http/TokenAuth.ts"
+import { serveObserved } from "../observability/ObservedServer.ts"
 import { ActivityFeed } from "./ActivityFeed.ts"
 import { AdminApi } from "./AdminApi.ts"
 import { JsonBodyLive, OperatorAuthLive } from "./AdminAuth.ts"
@@ -64,11 +65,12 @@ const SocketsCloseFirst = Layer.effectDiscard(Effect.gen(function*() {
 export const adminServer = <ROut, E>(
   settings: AdminSettings,
   listen: Layer.Layer<ROut | HttpServer.HttpServer, E>,
-  serve?: { readonly disableLogger?: boolean }
+  serve: { readonly http: HttpSettings; readonly disableLogger?: boolean }
 ) => {
   const services = adminServices(settings)
+  const quiet = serve.disableLogger ?? false
   return SocketsCloseFirst.pipe(
-    Layer.provideMerge(HttpRouter.serve(routes(settings), { disableLogger: serve?.disableLogger ?? false, disableListenLog: serve?.disableLogger ?? false })),
+    Layer.provideMerge(serveObserved("admin_service", routes(settings), serve.http, { disableLogger: quiet, disableListenLog: quiet })),
     Layer.provideMerge(listen.pipe(Layer.provide(services))),
     Layer.provide(services)
   )
@@ -79,4 +81,4 @@ export const adminListener = (port: number, http: HttpSettings) =>
   // Clients only listen; a large frame from one is refused rather than buffered.
   nodeServer(port, http, { websocket: { maxPayload: 16 * 1024 } })
 
-export const AdminServerLive = (settings: AdminSettings, http: HttpSettings) => adminServer(settings, adminListener(settings.port, http))
+export const AdminServerLive = (settings: AdminSettings, http: HttpSettings) => adminServer(settings, adminListener(settings.port, http), { http })

@@ -5,6 +5,7 @@ import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { LlmClient } from "../clients/LlmClient.ts"
 import type { HttpSettings, ReconSettings } from "../config/AppConfig.ts"
 import { ReconStore } from "../db/ReconStore.ts"
+import { serveObserved } from "../observability/ObservedServer.ts"
 import { HealthRoute } from "./HealthRoute.ts"
 import { TOKEN_HEADER } from "./CallerAuth.ts"
 import { fail } from "./Envelope.ts"
@@ -43,6 +44,6 @@ export const reconRoutes = (settings: ReconSettings) =>
   )
 
 export const ReconServerLive = (settings: ReconSettings, http: HttpSettings) =>
-  HttpRouter.serve(reconRoutes(settings)).pipe(
+  serveObserved("recon_service", reconRoutes(settings), http).pipe(
     Layer.provide(nodeServer(settings.port, http))
   )
