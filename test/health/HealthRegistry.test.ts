@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, DateTime, Effect, Layer, Option, Stream } from "effect"
+import { Context, DateTime, Effect, Layer, Metric, Option, Stream } from "effect"
+import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import type { LoopSpec } from "../../src/health/HealthRegistry.ts"
@@ -150,4 +151,30 @@ describe("HealthRegistry", () => {
       yield* settle
       assert.deepStrictEqual(changes, [false, true, false, true, false])
     }))
+
+  it.effect("exposes each loop's freshness and restarts as metrics, read at each scrape: stale shows without any event", () =>
+    Effect.gen(function*() {
+      const { registry } = yield* registryWith([{ name: "a", ttl: "30 seconds" }, { name: "b", ttl: "90 seconds" }])
+      const series = (text: string) => text.split("\n").filter((line) => /^recon_loop_(fresh|restarts_total)\{/.test(line))
+      assert.deepStrictEqual(series(yield* PrometheusMetrics.format()), [
+        'recon_loop_fresh{loop="a"} 0',
+        'recon_loop_fresh{loop="b"} 0',
+        'recon_loop_restarts_total{loop="a"} 0',
+        'recon_loop_restarts_total{loop="b"} 0'
+      ])
+      yield* registry.reportSuccess("a")
+      yield* registry.reportSuccess("b")
+      yield* TestClock.adjust("30 seconds")
+      yield* registry.reportExit("b")
+      yield* registry.reportRestart("b")
+      assert.deepStrictEqual(series(yield* PrometheusMetrics.format()), [
+        'recon_loop_fresh{loop="a"} 0',
+        'recon_loop_fresh{loop="b"} 0',
+        'recon_loop_restarts_total{loop="a"} 0',
+        'recon_loop_restarts_total{loop="b"} 1'
+      ])
+      yield* registry.reportSuccess("a")
+      yield* registry.reportSuccess("b")
+      assert.deepStrictEqual(series(yield* PrometheusMetrics.format()).slice(0, 2), ['recon_loop_fresh{loop="a"} 1', 'recon_loop_fresh{loop="b"} 1'])
+    }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())))
 })
