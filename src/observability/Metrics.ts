@@ -2,7 +2,7 @@
 // each place that does the work; GET /metrics renders them with effect's Prometheus exporter.
 // They live in effect's metric registry of the process: under `all` the four services share it,
 // so each of the four ports shows the whole process.
-import { Clock, Duration, Effect, Layer, Metric } from "effect"
+import { Clock, Effect, Exit, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import type { AgreeOutcome } from "../clients/WalletClient.ts"
 import type { HttpSettings } from "../config/AppConfig.ts"
@@ -15,7 +15,8 @@ export type ServiceName = "recon_service" | "recon_worker" | "admin_service" | "
 const family = <M>(make: (labels: Record<string, string>) => M) => {
   const series = new Map<string, M>()
   return (labels: Record<string, string>): M => {
-    const key = Object.entries(labels).join("\u0000")
+    let key = ""
+    for (const name in labels) key += `${labels[name]}\u0000`
     let found = series.get(key)
     if (found === undefined) {
       found = make(labels)
@@ -54,36 +55,34 @@ const httpRequestSeconds = histogram(
   [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 )
 
-const SMS_STATUSES = SmsStatus.literals
 const PARSE_SERIES = [["parsed", "template"], ["parsed", "reader"], ["ignored", "none"], ["parse_failed", "none"]] as const
 const DECISIONS = ["approve", "review", "unmatched"] as const
 const WALLET_OUTCOMES = ["agreed", "replayed", "conflict", "not_found", "unavailable", "timeout"] as const
 
-export type SmsChangeStatus = (typeof SMS_STATUSES)[number]
-type WalletOutcome = (typeof WALLET_OUTCOMES)[number]
-
-const add = (metric: Metric.Metric<number, unknown>, n = 1) => Metric.update(metric, n)
+/** Adds each item to its series: one update per series, however many items. */
+const countInto = <A>(items: Iterable<A>, seriesOf: (item: A) => Metric.Metric<number, unknown>): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const counts = new Map<Metric.Metric<number, unknown>, number>()
+    for (const item of items) {
+      const series = seriesOf(item)
+      counts.set(series, (counts.get(series) ?? 0) + 1)
+    }
+    return Effect.forEach(counts, ([series, n]) => Metric.update(series, n), { discard: true })
+  })
 
 /** Counts SMS entering each status. */
-export const countStatusChanges = (statuses: Iterable<SmsChangeStatus>): Effect.Effect<void> =>
-  Effect.forEach(tally(statuses, (status) => status), ([status, n]) => add(smsStatusChanges({ status }), n), { discard: true })
+export const countStatusChanges = (statuses: Iterable<SmsStatus>): Effect.Effect<void> =>
+  countInto(statuses, (status) => smsStatusChanges({ status }))
 
-/** Counts what parse_loop wrote: outcome, and the reader (a template, the built-in reader) for a parsed SMS. */
+/** Counts what parse_loop wrote: outcome, and for a parsed SMS its reader (a template, or the built-in reader). */
 export const countParses = (rows: Iterable<{ readonly status: string; readonly template_id: number | null }>): Effect.Effect<void> =>
-  Effect.forEach(
-    tally(rows, (row) => `${row.status}\u0000${row.status !== "parsed" ? "none" : row.template_id === null ? "reader" : "template"}`),
-    ([key, n]) => {
-      const [outcome = "", reader = ""] = key.split("\u0000")
-      return add(parses({ outcome, reader }), n)
-    },
-    { discard: true }
-  )
+  countInto(rows, (row) => parses({ outcome: row.status, reader: row.status !== "parsed" ? "none" : row.template_id === null ? "reader" : "template" }))
 
 /** Counts order_match_loop's decisions (the Matching decision tags). */
 export const countMatchDecisions = (decisions: Iterable<{ readonly decision: { readonly _tag: "Approve" | "Review" | "Unmatched" } }>): Effect.Effect<void> =>
-  Effect.forEach(tally(decisions, (d) => d.decision._tag.toLowerCase()), ([decision, n]) => add(matchDecisions({ decision }), n), { discard: true })
+  countInto(decisions, (d) => matchDecisions({ decision: d.decision._tag.toLowerCase() }))
 
-const walletOutcome = (outcome: AgreeOutcome): WalletOutcome => {
+const walletOutcome = (outcome: AgreeOutcome): (typeof WALLET_OUTCOMES)[number] => {
   switch (outcome._tag) {
     case "Approved":
       return "agreed"
@@ -98,15 +97,14 @@ const walletOutcome = (outcome: AgreeOutcome): WalletOutcome => {
   }
 }
 
-/** Times a wallet call, labelled with its outcome. */
+/** Times a wallet call, labelled with its outcome (an interrupted call has none). */
 export const timeWalletCall = <R>(call: Effect.Effect<AgreeOutcome, never, R>): Effect.Effect<AgreeOutcome, never, R> =>
-  timed(call, (seconds, outcome) => Metric.update(walletCallSeconds({ outcome: walletOutcome(outcome) }), seconds))
+  timed(call, (seconds, exit) => Exit.isSuccess(exit) ? Metric.update(walletCallSeconds({ outcome: walletOutcome(exit.value) }), seconds) : Effect.void)
 
 /** Times every attempt of a loop's pass, whatever its end (failure, interruption of a hung pass). */
 export const timeLoopPass = (loop: string) => <E, R>(pass: Effect.Effect<void, E, R>): Effect.Effect<void, E, R> => {
   const metric = loopPassSeconds({ loop })
-  return Effect.flatMap(Clock.currentTimeMillis, (start) =>
-    Effect.onExit(pass, () => Effect.flatMap(Clock.currentTimeMillis, (end) => Metric.update(metric, (end - start) / 1000))))
+  return timed(pass, (seconds) => Metric.update(metric, seconds))
 }
 
 /**
@@ -144,7 +142,7 @@ export const recordHttpRequest = (service: ServiceName, route: string, status: n
  * a series that appears only at its first event misses that event).
  */
 export const WorkerFamiliesLive = Layer.effectDiscard(Effect.all([
-  ...SMS_STATUSES.map((status) => Metric.value(smsStatusChanges({ status }))),
+  ...SmsStatus.literals.map((status) => Metric.value(smsStatusChanges({ status }))),
   ...PARSE_SERIES.map(([outcome, reader]) => Metric.value(parses({ outcome, reader }))),
   ...DECISIONS.map((decision) => Metric.value(matchDecisions({ decision }))),
   ...WALLET_OUTCOMES.map((outcome) => Metric.value(walletCallSeconds({ outcome })))
@@ -162,15 +160,7 @@ export const metricsRoute = (service: ServiceName, http: HttpSettings) =>
     )
     : Layer.empty
 
-const tally = <A>(items: Iterable<A>, key: (item: A) => string): Map<string, number> => {
-  const counts = new Map<string, number>()
-  for (const item of items) {
-    const k = key(item)
-    counts.set(k, (counts.get(k) ?? 0) + 1)
-  }
-  return counts
-}
-
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>, record: (seconds: number, value: A) => Effect.Effect<void>): Effect.Effect<A, E, R> =>
+/** Runs `effect`, then records how long it took (on the effect's clock) and how it ended. */
+const timed = <A, E, R>(effect: Effect.Effect<A, E, R>, record: (seconds: number, exit: Exit.Exit<A, E>) => Effect.Effect<void>): Effect.Effect<A, E, R> =>
   Effect.flatMap(Clock.currentTimeMillis, (start) =>
-    Effect.tap(effect, (value) => Effect.flatMap(Clock.currentTimeMillis, (end) => record(Duration.toSeconds(Duration.millis(end - start)), value))))
+    Effect.onExit(effect, (exit) => Effect.flatMap(Clock.currentTimeMillis, (end) => record((end - start) / 1000, exit))))

@@ -23,11 +23,11 @@ const timed = (service: ServiceName) =>
 <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.withFiber<HttpServerResponse.HttpServerResponse, E, R>((fiber) => {
     const clock = fiber.getRef(Clock.Clock)
-    const start = clock.currentTimeNanosUnsafe()
+    const start = clock.currentTimeMillisUnsafe()
     const request = Context.getUnsafe(fiber.context as Context.Context<HttpServerRequest.HttpServerRequest>, HttpServerRequest.HttpServerRequest)
     return Effect.onExit(app, (exit) => {
       const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
-      const seconds = Number(clock.currentTimeNanosUnsafe() - start) / 1e9
+      const seconds = (clock.currentTimeMillisUnsafe() - start) / 1000
       return recordHttpRequest(service, matched.get(request.source) ?? "unmatched", status, seconds)
     })
   })

@@ -3,12 +3,13 @@
 // (a span `sms.<status>`) when traces are exported.
 import { Effect, LogLevel } from "effect"
 import type { SqlClient } from "effect/sql"
-import { countStatusChanges, type SmsChangeStatus } from "./Metrics.ts"
+import type { SmsStatus } from "../domain/Records.ts"
+import { countStatusChanges } from "./Metrics.ts"
 import { isTracing, smsTraces } from "./Tracing.ts"
 
 export interface SmsChange {
   readonly id: number
-  readonly status: SmsChangeStatus
+  readonly status: SmsStatus
 }
 
 const report = (sql: SqlClient.SqlClient, changes: ReadonlyArray<SmsChange>) =>

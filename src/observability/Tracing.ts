@@ -57,10 +57,13 @@ export type WithinSms = (smsId: number) => <A, E, R>(effect: Effect.Effect<A, E,
 
 const asIs: WithinSms = () => (effect) => effect
 
+const LOOKUP_LIMIT = "1 second"
+
 /**
  * The traces of these SMS, as their ingest stored them, to run each one's later work as part of
  * it. As is when tracing is off, or when the work runs inside an exported span already (the
- * webhook's own request). Never fails: a trace lost is no reason to stop the SMS.
+ * webhook's own request). Never fails, and gives up after {@link LOOKUP_LIMIT} (it may run
+ * after a commit, where nothing else could interrupt it): a trace lost is no reason to hold an SMS.
  */
 export const smsTraces = (sql: SqlClient.SqlClient, ids: ReadonlyArray<number>): Effect.Effect<WithinSms> =>
   Effect.withFiber((fiber) => {
@@ -78,5 +81,5 @@ export const smsTraces = (sql: SqlClient.SqlClient, ids: ReadonlyArray<number>):
         return parent === undefined ? effect : Effect.withParentSpan(effect, parent)
       }
       return within
-    }).pipe(Effect.orElseSucceed(() => asIs))
+    }).pipe(Effect.interruptible, Effect.timeout(LOOKUP_LIMIT), Effect.orElseSucceed(() => asIs))
   })

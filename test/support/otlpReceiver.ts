@@ -3,6 +3,7 @@
 // ExportTraceServiceResponse); another path 404, another content type 415, as a collector does.
 // It keeps every span with its resource's `service.name`.
 import { Effect, type Scope } from "effect"
+import type { IncomingHttpHeaders } from "node:http"
 import { json, serveLoopback } from "./fakeServer.ts"
 
 interface AnyValue {
@@ -55,16 +56,20 @@ export interface OtlpReceiver {
   readonly spans: Array<ReceivedSpan>
   /** The Content-Type of every export received. */
   readonly contentTypes: Array<string>
+  /** The headers of every export received. */
+  readonly headers: Array<IncomingHttpHeaders>
 }
 
 /** The receiver for the test's scope. */
 export const otlpReceiver: Effect.Effect<OtlpReceiver, never, Scope.Scope> = Effect.gen(function*() {
   const spans: Array<ReceivedSpan> = []
   const contentTypes: Array<string> = []
+  const headers: Array<IncomingHttpHeaders> = []
   const url = yield* serveLoopback((req, res, body) => {
     if (req.method !== "POST" || req.url !== "/v1/traces") return json(res, 404, { code: 5, message: "not found" })
     const contentType = req.headers["content-type"] ?? ""
     contentTypes.push(contentType)
+    headers.push(req.headers)
     if (!contentType.startsWith("application/json")) return json(res, 415, { code: 3, message: "unsupported content type" })
     const request = JSON.parse(body) as ExportTraceServiceRequest
     for (const { resource, scopeSpans } of request.resourceSpans) {
@@ -85,5 +90,5 @@ export const otlpReceiver: Effect.Effect<OtlpReceiver, never, Scope.Scope> = Eff
     }
     json(res, 200, {})
   })
-  return { url, spans, contentTypes }
+  return { url, spans, contentTypes, headers }
 })

@@ -51,6 +51,7 @@ describe("traces", () => {
       assert.isDefined(webhook)
       assert.isUndefined(webhook!.parentSpanId)
       assert.strictEqual(webhook!.attributes["http.route"], "/push/:device_id")
+      assert.strictEqual(webhook!.attributes["url.path"], "/push/trace-phone")
       // Every step of the SMS in the worker is a child of it, in one trace.
       for (const step of ["sms.received", "sms.parsed", "sms.approving", "wallet.agree", "sms.approved"]) {
         const span = worker.find((s) => s.name === step && ofSms(s))
