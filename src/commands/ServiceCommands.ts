@@ -72,6 +72,9 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
         : []),
       ...(admin ? [`admin_service    ${at(admin.port)}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
       ...(wallet ? [`wallet_service   ${at(wallet.port)}  (GET /health, POST /internal/wallet/deposit/agree, GET /internal/wallet/balance)`] : []),
+      ...(http.metrics ? ["metrics          GET /metrics on each port above (SVC_METRICS=off removes it)"] : []),
+      // The origin only: a collector's URL may carry credentials.
+      ...(tracing ? [`traces           OTLP/HTTP (JSON) to ${new URL(tracing.url).origin}`] : []),
       `database         ${db.embedded ? `embedded PostgreSQL (${dataDir})` : "DATABASE_URL"}`,
       ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`),
       ...(tokenFile === undefined ? [] : [

@@ -16,14 +16,16 @@ import { WalletApi } from "./WalletApi.ts"
 const walletHandlers = HttpApiBuilder.group(WalletApi, "wallet", Effect.fn(function*(handlers) {
   const store = yield* WalletStore
   return handlers
-    .handle("agree", ({ payload }) =>
-      store.agree(payload.deposit_id, payload.sms_id ?? null).pipe(
+    .handle("agree", ({ payload }) => {
+      const smsId = payload.sms_id ?? null
+      return store.agree(payload.deposit_id, smsId).pipe(
         Effect.map(({ depositId, replayed }) => ok({ deposit_id: depositId, status: "approved" as const, replayed })),
         answered,
         // The transaction, in the trace of the SMS that funds the deposit (the worker's call carries it).
-        Effect.withSpan("wallet.agree.transaction", { attributes: { "deposit.id": payload.deposit_id, "sms.id": payload.sms_id ?? null } }),
-        Effect.annotateLogs({ deposit_id: payload.deposit_id, sms_id: payload.sms_id ?? null })
-      ))
+        Effect.withSpan("wallet.agree.transaction", { attributes: { "deposit.id": payload.deposit_id, ...(smsId === null ? {} : { "sms.id": smsId }) } }),
+        Effect.annotateLogs({ deposit_id: payload.deposit_id, ...(smsId === null ? {} : { sms_id: smsId }) })
+      )
+    })
     .handle("balance", ({ query }) =>
       store.balance(query.player_id).pipe(
         Effect.map((balance) => ok({ player_id: query.player_id, balance })),
