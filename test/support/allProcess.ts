@@ -4,7 +4,7 @@
 // sender, a player with a pending deposit of the SMS's amount).
 import { Effect, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
@@ -20,6 +20,8 @@ export interface AllProcess extends Spawned {
   readonly push: string
   readonly admin: string
   readonly wallet: string
+  /** Its working directory (heartbeat file), removed at the end. */
+  readonly dir: string
 }
 
 /** `all` on `db` until the scope closes, once its four ports answer and its worker is ready. */
@@ -41,6 +43,7 @@ export const startAll = (db: string, env: Record<string, string> = {}): Effect.E
       }, { cwd: dir })
       const running = {
         ...spawned,
+        dir,
         recon: `http://127.0.0.1:${recon}`,
         push: `http://127.0.0.1:${push}`,
         admin: `http://127.0.0.1:${admin}`,
@@ -53,7 +56,11 @@ export const startAll = (db: string, env: Record<string, string> = {}): Effect.E
       }
       return running
     }),
-    (all) => Effect.sync(() => all.child.exitCode === null && all.child.signalCode === null && all.child.kill("SIGKILL"))
+    (all) =>
+      Effect.sync(() => {
+        if (all.child.exitCode === null && all.child.signalCode === null) all.child.kill("SIGKILL")
+        rmSync(all.dir, { recursive: true, force: true })
+      })
   )
 
 /** A bank SMS of `payer`'s deposit of `amount` won, as 신한 sends it. */
