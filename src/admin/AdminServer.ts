@@ -1,7 +1,7 @@
 // admin_service (DESIGN section 7): the admin API, the top-info websocket, the dashboard and GET /health on one
 // port. Everything else, the removed compatibility paths included, is the unknown-route 404.
 import { Effect, Layer } from "effect"
-import { FetchHttpClient, HttpRouter, type HttpServer } from "effect/http"
+import { FetchHttpClient, type HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { ReconClient } from "../clients/ReconClient.ts"
 import type { AdminSettings, HttpSettings } from "../config/AppConfig.ts"
@@ -10,6 +10,7 @@ import { EnvelopeMiddleware } from "../http/EnvelopeMiddleware.ts"
 import { HealthRoute } from "../http/HealthRoute.ts"
 import { nodeServer } from "../http/NodeServer.ts"
 import { CallerAuthLive } from "../http/TokenAuth.ts"
+import { serveObserved } from "../observability/ObservedServer.ts"
 import { ActivityFeed } from "./ActivityFeed.ts"
 import { AdminApi } from "./AdminApi.ts"
 import { JsonBodyLive, OperatorAuthLive } from "./AdminAuth.ts"
@@ -66,11 +67,12 @@ const SocketsCloseFirst = Layer.effectDiscard(Effect.gen(function*() {
 export const adminServer = <ROut, E>(
   settings: AdminSettings,
   listen: Layer.Layer<ROut | HttpServer.HttpServer, E>,
-  serve?: { readonly disableLogger?: boolean }
+  serve: { readonly http: HttpSettings; readonly disableLogger?: boolean }
 ) => {
   const services = adminServices(settings)
+  const quiet = serve.disableLogger ?? false
   return SocketsCloseFirst.pipe(
-    Layer.provideMerge(HttpRouter.serve(routes(settings), { disableLogger: serve?.disableLogger ?? false, disableListenLog: serve?.disableLogger ?? false })),
+    Layer.provideMerge(serveObserved("admin_service", routes(settings), serve.http, { disableLogger: quiet, disableListenLog: quiet })),
     Layer.provideMerge(listen.pipe(Layer.provide(services))),
     Layer.provide(services)
   )
@@ -81,4 +83,4 @@ export const adminListener = (port: number, http: HttpSettings) =>
   // Clients only listen; a large frame from one is refused rather than buffered.
   nodeServer(port, http, { websocket: { maxPayload: 16 * 1024 } })
 
-export const AdminServerLive = (settings: AdminSettings, http: HttpSettings) => adminServer(settings, adminListener(settings.port, http))
+export const AdminServerLive = (settings: AdminSettings, http: HttpSettings) => adminServer(settings, adminListener(settings.port, http), { http })

@@ -6,6 +6,7 @@ import type { HttpClient } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { NO_SUCH_ROUTE } from "../http/Envelope.ts"
 import { WalletApi } from "../http/WalletApi.ts"
+import { timeWalletCall } from "../observability/Metrics.ts"
 import { describeFailure, failureOf, isEnvelope, presentToken } from "./Upstream.ts"
 
 export const DEFAULT_WALLET_TIMEOUT = Duration.seconds(5)
@@ -18,7 +19,7 @@ export type AgreeOutcome =
   /** HTTP 404: no such deposit. */
   | { readonly _tag: "NotFound"; readonly detail: string }
   /** No decision was made, or none is known: timeout, refused, 5xx, 401, an unexpected answer. Safe to send again. */
-  | { readonly _tag: "Unavailable"; readonly reason: string }
+  | { readonly _tag: "Unavailable"; readonly reason: string; readonly timedOut?: true }
 
 export interface WalletClientOptions {
   readonly baseUrl: string
@@ -38,7 +39,8 @@ const outcomeOf = (error: unknown, timeout: Duration.Input): AgreeOutcome => {
     if (error.status === 404 && detail !== NO_SUCH_ROUTE) return { _tag: "NotFound", detail }
     if (error.status === 404) return { _tag: "Unavailable", reason: `${SERVICE} has no agree route at this URL` }
   }
-  return { _tag: "Unavailable", reason: describeFailure(SERVICE, error, timeout) }
+  const reason = describeFailure(SERVICE, error, timeout)
+  return Cause.isTimeoutError(error) ? { _tag: "Unavailable", reason, timedOut: true } : { _tag: "Unavailable", reason }
 }
 
 export class WalletClient extends Context.Service<WalletClient, {
@@ -61,7 +63,9 @@ export class WalletClient extends Context.Service<WalletClient, {
                 Effect.timeout(timeout),
                 Effect.catchCause((cause) =>
                   Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.succeed(outcomeOf(failureOf(cause), timeout))
-                )
+                ),
+                Effect.withSpan("wallet.agree", { attributes: { "deposit.id": depositId, "sms.id": smsId } }),
+                timeWalletCall
               )
         }
       })

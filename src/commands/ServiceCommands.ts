@@ -3,7 +3,8 @@
 import { Effect, Layer } from "effect"
 import { AdminServerLive } from "../admin/AdminServer.ts"
 import {
-  all, port, readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
+  all, port, readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readTracingSettings, readWalletSettings,
+  readWorkerSettings, withDevTokens
 } from "../config/AppConfig.ts"
 import { launchUntilFatal, readConfigOrExit, runCommand } from "../config/Runner.ts"
 import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR, servicePool } from "../db/Database.ts"
@@ -12,6 +13,8 @@ import { listenUrl } from "../http/NodeServer.ts"
 import { ReconServerLive } from "../http/ReconServer.ts"
 import { WalletServerLive } from "../http/WalletServer.ts"
 import { WorkerLive } from "../loops/Runtime.ts"
+import type { ServiceName } from "../observability/Metrics.ts"
+import { tracingLayer } from "../observability/Tracing.ts"
 
 export type Command = "recon" | "worker" | "admin" | "wallet" | "all" | "migrate"
 
@@ -46,7 +49,8 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     admin: runs("admin") ? Effect.flatMap(local, readAdminSettings) : Effect.undefined,
     databaseUrl: demo ? Effect.undefined : readDatabaseUrl,
     // `all` is a developer's machine: loopback; a single service runs in a container: every interface.
-    http: readHttpSettings(command === "all" ? "loopback" : "all")
+    http: readHttpSettings(command === "all" ? "loopback" : "all"),
+    tracing: readTracingSettings
   }))
 
   if (command === "migrate") {
@@ -56,7 +60,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     }).pipe(Effect.provide(DatabaseLive(settings.databaseUrl)), Effect.scoped), env)
   }
 
-  const { recon, worker, admin, wallet, http } = settings
+  const { recon, worker, admin, wallet, http, tracing } = settings
   const at = (port: number) => `${listenUrl(http.host, port)}${http.host === undefined ? " (all interfaces)" : ""}`
   const dataDir = demo ? DEMO_DATA_DIR : EMBEDDED_DATA_DIR
   const announce = Layer.effectDiscard(Effect.gen(function*() {
@@ -68,6 +72,9 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
         : []),
       ...(admin ? [`admin_service    ${at(admin.port)}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
       ...(wallet ? [`wallet_service   ${at(wallet.port)}  (GET /health, POST /internal/wallet/deposit/agree, GET /internal/wallet/balance)`] : []),
+      ...(http.metrics ? ["metrics          GET /metrics on each port above (SVC_METRICS=off removes it)"] : []),
+      // The origin only: a collector's URL may carry credentials.
+      ...(tracing ? [`traces           OTLP/HTTP (JSON) to ${new URL(tracing.url).origin}`] : []),
       `database         ${db.embedded ? `embedded PostgreSQL (${dataDir})` : "DATABASE_URL"}`,
       ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`),
       ...(tokenFile === undefined ? [] : [
@@ -76,11 +83,13 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     ]
     console.log(lines.join("\n"))
   }))
+  // Each service with its own pool and its own tracer (its spans carry its own service.name, under `all` too).
+  const parts = (service: ServiceName) => Layer.mergeAll(stopLine(`${service} stopped`), servicePool(service), tracingLayer(tracing, service))
   const app = Layer.mergeAll(
-    recon ? ReconServerLive(recon, http).pipe(Layer.provide([stopLine("recon_service stopped"), servicePool("recon_service")])) : Layer.empty,
-    worker ? WorkerLive(worker, http).pipe(Layer.provide([stopLine("recon_worker stopped"), servicePool("recon_worker")])) : Layer.empty,
-    admin ? AdminServerLive(admin, http).pipe(Layer.provide([stopLine("admin_service stopped"), servicePool("admin_service")])) : Layer.empty,
-    wallet ? WalletServerLive(wallet, http).pipe(Layer.provide([stopLine("wallet_service stopped"), servicePool("wallet_service")])) : Layer.empty,
+    recon ? ReconServerLive(recon, http).pipe(Layer.provide(parts("recon_service"))) : Layer.empty,
+    worker ? WorkerLive(worker, http).pipe(Layer.provide(parts("recon_worker"))) : Layer.empty,
+    admin ? AdminServerLive(admin, http).pipe(Layer.provide(parts("admin_service"))) : Layer.empty,
+    wallet ? WalletServerLive(wallet, http).pipe(Layer.provide(parts("wallet_service"))) : Layer.empty,
     announce,
     // Loaded only for the demo: the real services never carry it.
     demo && admin && worker

@@ -400,6 +400,61 @@ export const withDevTokens = (env: Env, file: string): { readonly env: Env; read
   return { env: { ...env, ...generated }, generated, file }
 }
 
+export interface TracingSettings {
+  /** Where spans are sent (OTLP/HTTP, JSON bodies). */
+  readonly url: string
+  /** OTEL_SERVICE_NAME: when set, every service's spans carry it instead of the service's own name. */
+  readonly serviceName: string | undefined
+  /** OTEL_EXPORTER_OTLP_HEADERS (a collector's API key, …): sent with every export, never logged. */
+  readonly headers: Redacted.Redacted<Readonly<Record<string, string>>> | undefined
+  /** OTEL_BSP_SCHEDULE_DELAY: milliseconds between two exports of the spans ended meanwhile. */
+  readonly exportIntervalMs: number
+}
+
+/** `k1=v1,k2=v2`, values percent-encoded (the OpenTelemetry form); the text is a secret, so no problem line shows it. */
+const parseOtlpHeaders = (raw: string): Result.Result<Readonly<Record<string, string>>, string> => {
+  const headers: Record<string, string> = {}
+  for (const pair of raw.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+    const at = pair.indexOf("=")
+    const name = at > 0 ? pair.slice(0, at).trim() : ""
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) return Result.fail("expected comma-separated name=value pairs")
+    try {
+      headers[name.toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim())
+    } catch {
+      return Result.fail(`the value of ${name} is not percent-encoded text`)
+    }
+  }
+  return Result.succeed(headers)
+}
+
+/**
+ * Traces (DESIGN section 11): on when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as it is) or
+ * OTEL_EXPORTER_OTLP_ENDPOINT (the collector's base URL; `/v1/traces` is appended) is set, off
+ * (undefined) otherwise.
+ */
+export const readTracingSettings: Settings<TracingSettings | undefined> = all({
+  traces: url("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", ["http", "https"]),
+  base: url("OTEL_EXPORTER_OTLP_ENDPOINT", ["http", "https"]),
+  serviceName: string("OTEL_SERVICE_NAME"),
+  headers: read(secretKey("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.mapEffect(Option.match({
+    onNone: () => Effect.succeedNone,
+    onSome: (secret) =>
+      Result.match(parseOtlpHeaders(Redacted.value(secret)), {
+        onSuccess: (headers) => Effect.succeedSome(Redacted.make(headers)),
+        onFailure: (message) => Effect.fail(invalid("OTEL_EXPORTER_OTLP_HEADERS", message))
+      })
+  })))),
+  exportIntervalMs: int("OTEL_BSP_SCHEDULE_DELAY", 5_000, 10, 600_000)
+}).pipe(Effect.map(({ base, exportIntervalMs, headers, serviceName, traces }) => {
+  const endpoint = Option.orElse(traces, () => Option.map(base, (b) => `${stripSlash(b)}/v1/traces`))
+  return Option.isNone(endpoint) ? undefined : {
+    url: endpoint.value,
+    serviceName: Option.getOrUndefined(serviceName),
+    headers: Option.getOrUndefined(headers),
+    exportIntervalMs
+  }
+}))
+
 export interface HttpSettings {
   /** The address every server binds; undefined: all interfaces (IPv6 and IPv4, Node's default). */
   readonly host: string | undefined
@@ -411,6 +466,8 @@ export interface HttpSettings {
   readonly keepAliveTimeoutMs: number
   /** Connections one server holds at once; the oldest idle one makes room for a new one. */
   readonly maxConnections: number
+  /** Every server answers GET /metrics (SVC_METRICS, on unless `off`). */
+  readonly metrics: boolean
 }
 
 export const BIND_HOST_KEY = "SVC_BIND_HOST"
@@ -436,7 +493,8 @@ export const readHttpSettings = (defaultHost: "loopback" | "all"): Settings<Http
     headersTimeoutMs: int("SVC_HTTP_HEADERS_TIMEOUT_MS", 10_000, 10, 600_000),
     requestTimeoutMs: int("SVC_HTTP_REQUEST_TIMEOUT_MS", 30_000, 10, 3_600_000),
     keepAliveTimeoutMs: int("SVC_HTTP_KEEPALIVE_TIMEOUT_MS", 5_000, 10, 600_000),
-    maxConnections: int("SVC_HTTP_MAX_CONNECTIONS", 1_024, 2, 1_000_000)
+    maxConnections: int("SVC_HTTP_MAX_CONNECTIONS", 1_024, 2, 1_000_000),
+    metrics: read(key("SVC_METRICS", parseOneOf(ON_OFF))).pipe(Effect.map(Option.match({ onNone: () => true, onSome: isOn })))
   }).pipe(Effect.tap(({ headersTimeoutMs, requestTimeoutMs }) =>
     headersTimeoutMs > requestTimeoutMs ? problem("SVC_HTTP_HEADERS_TIMEOUT_MS: must not exceed SVC_HTTP_REQUEST_TIMEOUT_MS") : Effect.void
   ))

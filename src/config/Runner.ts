@@ -10,6 +10,7 @@ import { DatabaseLive } from "../db/Database.ts"
 import { stopOwnedClusters } from "../db/EmbeddedPostgres.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { beginStopping } from "../health/Stopping.ts"
+import { jsonLogger } from "../observability/Logging.ts"
 import { all, type Env, fromEnv, type LogSettings, readDatabaseUrl, readLogSettings, type Settings } from "./AppConfig.ts"
 
 /** A failure the user can act on (an unreachable database, …): printed as its one line, exit 1. */
@@ -38,7 +39,7 @@ const levels = {
 
 export const loggingLayer = (log: LogSettings) =>
   Layer.mergeAll(
-    Logger.layer([log.format === "json" ? Logger.withConsoleError(Logger.formatJson) : Logger.consolePretty({ colors: false })]),
+    Logger.layer([log.format === "json" ? Logger.withConsoleError(jsonLogger) : Logger.consolePretty({ colors: false })]),
     Layer.succeed(Logger.LogToStderr, true),
     Layer.succeed(References.MinimumLogLevel, levels[log.level])
   )

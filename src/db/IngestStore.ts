@@ -8,6 +8,8 @@ import { isDatabaseAway } from "./Database.ts"
 import { PushFormat } from "../domain/Records.ts"
 import { normalizeForDuplicates } from "../domain/SmsText.ts"
 import { Components } from "../health/Components.ts"
+import { reportSmsChanges } from "../observability/SmsChanges.ts"
+import { currentTraceparent } from "../observability/Tracing.ts"
 
 /** Copies within this window of each other, on any device, are one SMS. */
 export const DUPLICATE_WINDOW = "10 minutes"
@@ -54,10 +56,12 @@ const BATCHERS = 4
 
 interface Pending {
   readonly sms: NewSms
+  /** The trace of the request that brought it (tracing on). */
+  readonly traceParent: string | undefined
   readonly done: Deferred.Deferred<StoredSms, SqlError.SqlError>
 }
 
-const toItem = (sms: NewSms, ensureDevice: boolean) => ({
+const toItem = (sms: NewSms, ensureDevice: boolean, traceParent: string | undefined) => ({
   device_id: sms.deviceId,
   sender: sms.sender,
   sender_normalized: sms.senderNormalized ?? null,
@@ -66,7 +70,8 @@ const toItem = (sms: NewSms, ensureDevice: boolean) => ({
   remote_id: sms.remoteId ?? null,
   received_at: DateTime.formatIso(sms.receivedAt),
   remote_device_id: sms.remoteDeviceId ?? null,
-  ensure_device: ensureDevice
+  ensure_device: ensureDevice,
+  trace_parent: traceParent ?? null
 })
 
 const make = Effect.gen(function*() {
@@ -81,24 +86,41 @@ const make = Effect.gen(function*() {
    * kicks its own parse_loop, and a NOTIFY per SMS would serialise every commit on PostgreSQL's
    * notification queue.
    */
-  const store = (items: ReadonlyArray<ReturnType<typeof toItem>>): Effect.Effect<ReadonlyArray<StoredSms>, SqlError.SqlError> =>
-    Effect.gen(function*() {
+  const store = (items: ReadonlyArray<ReturnType<typeof toItem>>): Effect.Effect<ReadonlyArray<StoredSms>, SqlError.SqlError> => {
+    const traced = items.some((item) => item.trace_parent !== null)
+    return Effect.gen(function*() {
       const rows = yield* sql`SELECT ord, sms_id AS id, sms_status AS status
         FROM recon.ingest_sms_batch(${JSON.stringify(items)}::jsonb, ${DUPLICATE_WINDOW}::interval)`
       const stored = yield* decodeInserted(rows).pipe(Effect.orDie)
       if (stored.length !== items.length) return yield* Effect.die(new Error(`ingest stored ${stored.length} of ${items.length} SMS`))
-      return stored.map((row) => ({ smsId: row.id, duplicate: row.status === "duplicate", status: row.status }))
-    })
+      if (traced) {
+        // In the same transaction: no loop sees one of these SMS without its trace.
+        const parents = stored.flatMap((row, i) => items[i]!.trace_parent === null ? [] : [{ id: row.id, trace_parent: items[i]!.trace_parent }])
+        yield* sql`UPDATE recon.shooter_sms AS s SET trace_parent = x.trace_parent
+          FROM jsonb_to_recordset(${JSON.stringify(parents)}::jsonb) AS x(id bigint, trace_parent text) WHERE s.id = x.id`
+      }
+      return stored.map((row): StoredSms => ({ smsId: row.id, duplicate: row.status === "duplicate", status: row.status }))
+    }).pipe((effect) => traced ? sql.withTransaction(effect) : effect)
+  }
+
+  /** One SMS stored, not yet reported. */
+  const storeOne = (sms: NewSms, ensureDevice: boolean, traceParent: string | undefined) =>
+    Effect.map(store([toItem(sms, ensureDevice, traceParent)]), (stored) => stored[0]!)
+
+  const reported = (stored: StoredSms) => Effect.as(reportSmsChanges(sql, [{ id: stored.smsId, status: stored.status }]), stored)
 
   /** One SMS, alone in its statement (its own transaction, or the caller's). */
   const ingest = (sms: NewSms, options?: { readonly ensureDevice?: boolean }): Effect.Effect<StoredSms, SqlError.SqlError> =>
-    Effect.map(store([toItem(sms, options?.ensureDevice ?? false)]), (stored) => stored[0]!)
+    currentTraceparent.pipe(
+      Effect.flatMap((traceParent) => storeOne(sms, options?.ensureDevice ?? false, traceParent)),
+      Effect.tap(reported)
+    )
 
   // The push endpoint's path: concurrent requests share statements. Nothing waits to fill a batch:
   // a batch is whatever queued while the previous statements ran.
   const queue = yield* Queue.unbounded<Pending>()
   const runBatch = (batch: ReadonlyArray<Pending>) =>
-    store(batch.map((pending) => toItem(pending.sms, false))).pipe(
+    store(batch.map((pending) => toItem(pending.sms, false, pending.traceParent))).pipe(
       Effect.flatMap((stored) => Effect.forEach(batch, (pending, i) => Deferred.succeed(pending.done, stored[i]!), { discard: true })),
       Effect.catchCause((cause) => {
         const error = Cause.findErrorOption(cause)
@@ -107,7 +129,7 @@ const make = Effect.gen(function*() {
         if (batch.length === 1 || (Option.isSome(error) && isDatabaseAway(error.value))) {
           return Effect.forEach(batch, (pending) => Deferred.failCause(pending.done, cause), { discard: true })
         }
-        return Effect.forEach(batch, (pending) => Effect.exit(ingest(pending.sms)).pipe(
+        return Effect.forEach(batch, (pending) => Effect.exit(storeOne(pending.sms, false, pending.traceParent)).pipe(
           Effect.flatMap((exit) => Deferred.done(pending.done, exit))
         ), { discard: true })
       })
@@ -127,8 +149,8 @@ const make = Effect.gen(function*() {
   const ingestShared = (sms: NewSms): Effect.Effect<StoredSms, SqlError.SqlError> =>
     Effect.gen(function*() {
       const done = yield* Deferred.make<StoredSms, SqlError.SqlError>()
-      yield* Queue.offer(queue, { sms, done })
-      return yield* Deferred.await(done)
+      yield* Queue.offer(queue, { sms, traceParent: yield* currentTraceparent, done })
+      return yield* Deferred.await(done).pipe(Effect.tap(reported))
     })
 
   return {

@@ -4,6 +4,8 @@
 import { DateTime, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Candidate, decide, type Decision, type MatchDetail, type WalletAnswer } from "../domain/Matching.ts"
+import { countMatchDecisions } from "../observability/Metrics.ts"
+import { reportSmsChanges } from "../observability/SmsChanges.ts"
 import { DbId, decodeRows } from "./Codecs.ts"
 
 /** How long from its first parse an SMS without a candidate is tried again on every pass. */
@@ -136,6 +138,8 @@ export const make = Effect.gen(function*() {
           })))}::jsonb) AS x(id bigint, status text, deposit_id bigint, detail jsonb, next_at timestamptz)
           WHERE s.id = x.id`
       }
+      yield* sql.afterCommit(countMatchDecisions(decisions))
+      yield* reportSmsChanges(sql, writes.map(({ decision, id }) => ({ id, status: decision.detail.decision })))
       const flagged = [...new Set(decisions.flatMap((d) => d.decision._tag === "Review" ? d.decision.depositIds : []))]
       if (flagged.length > 0) {
         yield* sql`UPDATE recon.deposit SET task_status = 6
@@ -185,7 +189,10 @@ export const make = Effect.gen(function*() {
         reason: o.reason ?? null
       })))}::jsonb) AS x(id bigint, deposit_id bigint, status text, attempts integer, next_at timestamptz, wallet jsonb, reason text)
       WHERE s.id = x.id AND s.status = 'approving' AND s.deposit_id = x.deposit_id
-      RETURNING s.id`.pipe(Effect.map((rows) => rows.length))
+      RETURNING s.id, s.status`.pipe(
+        Effect.tap((rows) => reportSmsChanges(sql, rows.flatMap((row) => row.status === "approving" ? [] : [{ id: Number(row.id), status: row.status as Outcome["status"] }]))),
+        Effect.map((rows) => rows.length)
+      )
 
   return { decideBatch, leaseDue, release, record }
 })

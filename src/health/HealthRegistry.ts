@@ -2,6 +2,7 @@
 // fibers that are not loops) that are up or not, and the readiness derived from them (DESIGN
 // section 8), with a stream of readiness changes for the heartbeat writer.
 import { Clock, Context, DateTime, Duration, Effect, FiberHandle, Layer, Option, Schema, Stream, SubscriptionRef } from "effect"
+import { exposeLoops } from "../observability/Metrics.ts"
 
 export interface LoopSpec {
   readonly name: string
@@ -95,6 +96,13 @@ const make = Effect.fnUntraced(function*(loops: ReadonlyArray<LoopSpec>) {
   const readyRef = yield* SubscriptionRef.make(false)
   // One pending timer that re-evaluates readiness when the earliest fresh loop expires.
   const runTimer = yield* FiberHandle.makeRuntime<never, never, void>()
+
+  // Prometheus reads each loop's freshness and restarts from here at every scrape.
+  const clock = yield* Clock.Clock
+  yield* exposeLoops(loops.map((loop) => loop.name), (name) => {
+    const entry = entries.get(name)!
+    return { fresh: isFresh(entry, clock.currentTimeMillisUnsafe()), restarts: entry.restarts }
+  })
 
   const isReady = (now: number) => entries.size > 0 && Array.from(entries.values()).every((e) => isFresh(e, now))
 

@@ -2,13 +2,14 @@
 // the liveness and readiness probes (DESIGN section 8).
 import { createHash } from "node:crypto"
 import { Clock, DateTime, Effect, Layer, Option, Result } from "effect"
-import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpSettings } from "../config/AppConfig.ts"
 import { type ActiveRegistration, IngestStore } from "../db/IngestStore.ts"
 import { decodePush } from "../domain/PushFormats.ts"
 import { toHeartbeatJson } from "../health/Heartbeat.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { Kicks } from "../loops/Loop.ts"
+import { serveObserved } from "../observability/ObservedServer.ts"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
 import { fail, ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
@@ -106,8 +107,7 @@ const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
 export const pushRoutes = Layer.mergeAll(PushRoute, HealthRoutes, EnvelopeMiddleware)
 
 export const PushServerLive = (port: number, http: HttpSettings) =>
-  // Per-request access logs and spans would cost more than the ingest at thousands of SMS a second.
-  HttpRouter.serve(pushRoutes, { disableLogger: true }).pipe(
-    Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)),
+  // A per-request access log would cost more than the ingest at thousands of SMS a second.
+  serveObserved("recon_worker", pushRoutes, http, { disableLogger: true }).pipe(
     Layer.provide(nodeServer(port, http))
   )

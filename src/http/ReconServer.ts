@@ -8,6 +8,7 @@ import { BalanceStore } from "../db/BalanceStore.ts"
 import { ReconStore } from "../db/ReconStore.ts"
 import { SuggestionStore } from "../db/SuggestionStore.ts"
 import { WebhookStore } from "../db/WebhookStore.ts"
+import { serveObserved } from "../observability/ObservedServer.ts"
 import { HealthRoute } from "./HealthRoute.ts"
 import { TOKEN_HEADER } from "./CallerAuth.ts"
 import { fail } from "./Envelope.ts"
@@ -46,6 +47,6 @@ export const reconRoutes = (settings: ReconSettings) =>
   )
 
 export const ReconServerLive = (settings: ReconSettings, http: HttpSettings) =>
-  HttpRouter.serve(reconRoutes(settings)).pipe(
+  serveObserved("recon_service", reconRoutes(settings), http).pipe(
     Layer.provide(nodeServer(settings.port, http))
   )

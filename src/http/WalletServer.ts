@@ -1,10 +1,10 @@
 // wallet_service (DESIGN section 7): the wallet API behind the recon caller's token and the public
 // GET /health, on one port, with the envelope, middleware and error mapping of recon_service.
 import { Effect, Layer } from "effect"
-import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { HttpSettings, WalletSettings } from "../config/AppConfig.ts"
 import { WalletStore } from "../db/WalletStore.ts"
+import { serveObserved } from "../observability/ObservedServer.ts"
 import { ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
 import { answered } from "./Failures.ts"
@@ -16,11 +16,16 @@ import { WalletApi } from "./WalletApi.ts"
 const walletHandlers = HttpApiBuilder.group(WalletApi, "wallet", Effect.fn(function*(handlers) {
   const store = yield* WalletStore
   return handlers
-    .handle("agree", ({ payload }) =>
-      store.agree(payload.deposit_id, payload.sms_id ?? null).pipe(
+    .handle("agree", ({ payload }) => {
+      const smsId = payload.sms_id ?? null
+      return store.agree(payload.deposit_id, smsId).pipe(
         Effect.map(({ depositId, replayed }) => ok({ deposit_id: depositId, status: "approved" as const, replayed })),
-        answered
-      ))
+        answered,
+        // The transaction, in the trace of the SMS that funds the deposit (the worker's call carries it).
+        Effect.withSpan("wallet.agree.transaction", { attributes: { "deposit.id": payload.deposit_id, ...(smsId === null ? {} : { "sms.id": smsId }) } }),
+        Effect.annotateLogs({ deposit_id: payload.deposit_id, ...(smsId === null ? {} : { sms_id: smsId }) })
+      )
+    })
     .handle("balance", ({ query }) =>
       store.balance(query.player_id).pipe(
         Effect.map((balance) => ok({ player_id: query.player_id, balance })),
@@ -40,6 +45,6 @@ export const walletRoutes = (settings: WalletSettings) =>
   ).pipe(Layer.provide(WalletStore.layer))
 
 export const WalletServerLive = (settings: WalletSettings, http: HttpSettings) =>
-  HttpRouter.serve(walletRoutes(settings)).pipe(
+  serveObserved("wallet_service", walletRoutes(settings), http).pipe(
     Layer.provide(nodeServer(settings.port, http))
   )

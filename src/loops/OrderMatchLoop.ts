@@ -9,6 +9,7 @@ import { AdminClient } from "../clients/AdminClient.ts"
 import { type AgreeOutcome, DEFAULT_WALLET_TIMEOUT, WalletClient } from "../clients/WalletClient.ts"
 import * as MatchStore from "../db/MatchStore.ts"
 import { reviewReason, statusAfter, walletAnswer, walletBackoffMillis } from "../domain/Matching.ts"
+import { smsTraces } from "../observability/Tracing.ts"
 import { Kicks, type Loop } from "./Loop.ts"
 
 /** SMS decided per pass, and approving SMS sent per pass: a backlog is many short passes. */
@@ -65,6 +66,7 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
   // New or changed pending deposits (trigger of migration 0009), SMS reset or resolved through recon_service.
   kickedBy: ["deposit", "shooter_sms"],
   start: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
     const store = yield* MatchStore.make
     const wallet = yield* WalletClient
     const kicks = yield* Kicks
@@ -105,7 +107,8 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
       let waiting = 0
       if (due.length > 0) {
         const deadline = start + Duration.toMillis(WALLET_BUDGET)
-        const outcomes = yield* Effect.forEach(due, (d) => send(d, deadline), { concurrency: WALLET_CONCURRENCY }).pipe(
+        const within = yield* smsTraces(sql, due.map((d) => d.id))
+        const outcomes = yield* Effect.forEach(due, (d) => within(d.id)(send(d, deadline)), { concurrency: WALLET_CONCURRENCY }).pipe(
           // Interrupted mid-call (a hung pass, a shutdown): whatever the wallet did, the SMS stays
           // approving and is sent again at once; a replay credits nothing.
           Effect.onInterrupt(() => store.release(due.map((d) => d.id)).pipe(Effect.timeout("2 seconds"), Effect.ignore))

@@ -13,6 +13,8 @@ import { Effect, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { type LoadedTemplate, parseSms, type ParseOutcome, type RuleSource, templateSet, type TemplateSet } from "../domain/SmsParse.ts"
 import { compileRule } from "../domain/TemplateRule.ts"
+import { countParses } from "../observability/Metrics.ts"
+import { reportSmsChanges } from "../observability/SmsChanges.ts"
 import { Kicks, type Loop } from "./Loop.ts"
 
 /** SMS claimed per transaction, and transactions per pass (a pass stays short however deep the backlog). */
@@ -122,6 +124,8 @@ export const ParseLoop: Loop = {
         FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb) AS x(id bigint, status text, bank text,
           payer_name text, amount text, template_id bigint, txn_at timestamptz, balance text, detail jsonb)
         WHERE s.id = x.id AND s.status = 'received'`
+      yield* sql.afterCommit(countParses(updates))
+      yield* reportSmsChanges(sql, updates.map((u) => ({ id: Number(u.id), status: u.status })))
       for (const b of broken) {
         if (reported.has(b.id)) continue
         reported.add(b.id)

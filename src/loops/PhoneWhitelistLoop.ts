@@ -3,6 +3,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
+import { reportSmsChanges } from "../observability/SmsChanges.ts"
 import { Kicks, simple } from "./Loop.ts"
 
 const BATCH = 500
@@ -31,6 +32,7 @@ export const PhoneWhitelistLoop = simple({
           FROM held WHERE s.id = held.id
           RETURNING s.id`
         if (rows.length > 0) yield* sql`SELECT pg_notify(${CHANGES_CHANNEL}, 'shooter_sms')`
+        yield* reportSmsChanges(sql, rows.map((row) => ({ id: Number(row.id), status: "received" })))
         return rows
       }))
       moved += rows.length

@@ -17,6 +17,7 @@ import { Components } from "../health/Components.ts"
 import * as Heartbeat from "../health/Heartbeat.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { PushServerLive } from "../http/PushServer.ts"
+import { timeLoopPass, WorkerFamiliesLive } from "../observability/Metrics.ts"
 import { loops as allLoops } from "./index.ts"
 import { Kicks, type Loop, type LoopName, type Requirements, Worker } from "./Loop.ts"
 
@@ -49,7 +50,7 @@ const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: Runti
         const actor = yield* Actor.make({
           name: loop.name,
           every: loop.every,
-          pass,
+          pass: timeLoopPass(loop.name)(pass),
           // DESIGN section 8: a pass still running at the TTL is hung; the loop's fiber exits and is restarted.
           hungAfter: loop.ttl,
           onSuccess: registry.reportSuccess(loop.name)
@@ -124,6 +125,7 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   options: RuntimeOptions = {}
 ) =>
   supervised(loops, options).pipe(
+    Layer.provideMerge(WorkerFamiliesLive),
     Layer.provideMerge(Heartbeat.layer({ path: settings.heartbeatFile })),
     Layer.provideMerge(IngestStore.layer),
     Layer.provideMerge(Components.layer(options)),

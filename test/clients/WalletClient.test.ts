@@ -2,7 +2,8 @@
 // be made to do): each typed outcome, the token sent as the header and never shown, the timeout
 // under TestClock, and the HttpClient taken from the layer graph.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Redacted } from "effect"
+import { Effect, Fiber, Layer, Metric, Redacted } from "effect"
+import { PrometheusMetrics } from "effect/observability"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { TestClock } from "effect/testing"
 import { type AgreeOutcome, WalletClient, type WalletClientOptions } from "../../src/clients/WalletClient.ts"
@@ -130,4 +131,29 @@ describe("WalletClient against wallet_service", () => {
       assert.deepStrictEqual(outcome, { _tag: "Approved", depositId })
       assert.deepStrictEqual(seen, [{ url: "/internal/wallet/deposit/agree", token: RECON_TOKEN }])
     }))
+
+  it.effect("times each call in recon_wallet_call_seconds by its outcome: agreed, replayed, conflict, not_found, timeout, unavailable", () =>
+    Effect.gen(function*() {
+      const { depositId } = yield* Effect.promise(() => createDeposit(db, "Client Metrics", "600"))
+      const options = { baseUrl: wallet.url, token }
+      yield* agreeWith(options, { depositId, smsId: 61 })
+      yield* agreeWith(options, { depositId, smsId: 61 })
+      yield* agreeWith(options, { depositId, smsId: 62 })
+      yield* agreeWith(options, { depositId: 888_889, smsId: 63 })
+      const log = callLog<string>()
+      const silent = yield* serveLoopback((req) => log.record(req.url ?? "")) // never answers
+      const hanging = yield* Effect.forkChild(agreeWith({ baseUrl: silent, token, timeout: "200 millis" }, { depositId: 1, smsId: 1 }))
+      yield* log.arrived(1)
+      yield* TestClock.adjust("200 millis")
+      yield* Fiber.join(hanging)
+      yield* agreeWith({ baseUrl: `http://127.0.0.1:${yield* Effect.promise(() => freePort())}`, token }, { depositId: 1, smsId: 1 })
+      const text = yield* PrometheusMetrics.format()
+      const counts = Object.fromEntries(text.split("\n").flatMap((line) => {
+        const found = /^recon_wallet_call_seconds_count\{outcome="(\w+)"\} (\d+)$/.exec(line)
+        return found === null ? [] : [[found[1]!, Number(found[2])]]
+      }))
+      assert.deepStrictEqual(counts, { agreed: 1, replayed: 1, conflict: 1, not_found: 1, timeout: 1, unavailable: 1 })
+      // Timed on the effect clock: the time-out took its 200 ms.
+      assert.include(text, 'recon_wallet_call_seconds_sum{outcome="timeout"} 0.2\n')
+    }).pipe(Effect.scoped, Effect.provideService(Metric.MetricRegistry, new Map())))
 })

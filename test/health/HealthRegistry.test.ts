@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, DateTime, Effect, Layer, Option, Stream } from "effect"
+import { Context, DateTime, Effect, Layer, Metric, Option, Stream } from "effect"
+import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import type { LoopSpec } from "../../src/health/HealthRegistry.ts"
@@ -150,4 +151,26 @@ describe("HealthRegistry", () => {
       yield* settle
       assert.deepStrictEqual(changes, [false, true, false, true, false])
     }))
+
+  it.effect("exposes each loop's freshness and restarts as metrics, read at each scrape: stale shows without any event", () =>
+    Effect.gen(function*() {
+      const { registry } = yield* registryWith([{ name: "a", ttl: "30 seconds" }, { name: "b", ttl: "90 seconds" }])
+      // `fresh restarts` of loops a and b, as Prometheus reads them.
+      const scrape = Effect.map(PrometheusMetrics.format(), (text) => {
+        const value = (name: string, loop: string) => new RegExp(`^${name}\\{loop="${loop}"\\} (\\d+)$`, "m").exec(text)?.[1]
+        return ["a", "b"].map((loop) => `${value("recon_loop_fresh", loop)} ${value("recon_loop_restarts_total", loop)}`)
+      })
+      assert.deepStrictEqual(yield* scrape, ["0 0", "0 0"])
+      yield* registry.reportSuccess("a")
+      yield* registry.reportSuccess("b")
+      assert.deepStrictEqual(yield* scrape, ["1 0", "1 0"])
+      yield* TestClock.adjust("30 seconds")
+      assert.deepStrictEqual(yield* scrape, ["0 0", "1 0"])
+      yield* registry.reportExit("b")
+      yield* registry.reportRestart("b")
+      assert.deepStrictEqual(yield* scrape, ["0 0", "0 1"])
+      yield* registry.reportSuccess("a")
+      yield* registry.reportSuccess("b")
+      assert.deepStrictEqual(yield* scrape, ["1 0", "1 1"])
+    }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())))
 })

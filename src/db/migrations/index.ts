@@ -13,6 +13,7 @@ import orderMatch from "./0009_order_match.ts"
 import pushSignatures from "./0010_push_signatures.ts"
 import smsDecisions from "./0011_sms_decisions.ts"
 import reconciliationAids from "./0014_reconciliation_aids.ts"
+import smsTrace from "./0016_sms_trace.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -26,5 +27,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 9, name: "order_match", statements: orderMatch },
   { id: 10, name: "push_signatures", statements: pushSignatures },
   { id: 11, name: "sms_decisions", statements: smsDecisions },
-  { id: 14, name: "reconciliation_aids", statements: reconciliationAids }
+  { id: 14, name: "reconciliation_aids", statements: reconciliationAids },
+  { id: 16, name: "sms_trace", statements: smsTrace }
 ]
