@@ -40,7 +40,7 @@ const routes = (settings: AdminSettings) =>
   Layer.mergeAll(
     HttpApiBuilder.layer(AdminApi).pipe(
       Layer.provide(adminHandlers),
-      Layer.provide([CallerAuthLive(settings.syncTokens.accepted), OperatorAuthLive, JsonBodyLive])
+      Layer.provide([CallerAuthLive(settings.syncTokens), OperatorAuthLive, JsonBodyLive])
     ),
     TopInfoSocketRoute,
     DashboardRoute,
