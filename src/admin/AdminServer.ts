@@ -64,11 +64,11 @@ const SocketsCloseFirst = Layer.effectDiscard(Effect.gen(function*() {
 export const adminServer = <ROut, E>(
   settings: AdminSettings,
   listen: Layer.Layer<ROut | HttpServer.HttpServer, E>,
-  serve?: { readonly disableLogger?: boolean }
+  serve?: { readonly disableListenLog?: boolean }
 ) => {
   const services = adminServices(settings)
   return SocketsCloseFirst.pipe(
-    Layer.provideMerge(HttpRouter.serve(routes(settings), { disableLogger: serve?.disableLogger ?? false, disableListenLog: serve?.disableLogger ?? false })),
+    Layer.provideMerge(HttpRouter.serve(routes(settings), { disableLogger: true, disableListenLog: serve?.disableListenLog ?? false })),
     Layer.provideMerge(listen.pipe(Layer.provide(services))),
     Layer.provide(services)
   )

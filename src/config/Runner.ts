@@ -11,6 +11,7 @@ import { stopOwnedClusters } from "../db/EmbeddedPostgres.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { beginStopping } from "../health/Stopping.ts"
 import { all, type Env, fromEnv, type LogSettings, readDatabaseUrl, readLogSettings, type Settings } from "./AppConfig.ts"
+import { stderrLogger } from "./LogFormat.ts"
 
 /** A failure the user can act on (an unreachable database, …): printed as its one line, exit 1. */
 export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly message: string }> {}
@@ -38,7 +39,7 @@ const levels = {
 
 export const loggingLayer = (log: LogSettings) =>
   Layer.mergeAll(
-    Logger.layer([log.format === "json" ? Logger.withConsoleError(Logger.formatJson) : Logger.consolePretty({ colors: false })]),
+    Logger.layer([stderrLogger(log.format, log.level === "debug" || log.level === "trace")]),
     Layer.succeed(Logger.LogToStderr, true),
     Layer.succeed(References.MinimumLogLevel, levels[log.level])
   )

@@ -1,7 +1,8 @@
 // Global middleware of every service (recon, wallet, admin, the worker's push port): caps request
 // bodies at 64 KiB, refuses content codings, reads body text only when it is well-formed Unicode,
 // turns whatever the framework answers on its own (unknown route, schema violation, body too
-// large, defect) into the envelope, so no response leaks internals or leaves the contract's shape.
+// large, defect) into the envelope, so no response leaks internals or leaves the contract's shape,
+// and logs each request in one line.
 import { ByteSize, Cause, Effect } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
@@ -11,6 +12,7 @@ import { isDatabaseAway } from "../db/Database.ts"
 import { decodeUtf8, LONE_SURROGATE, loneSurrogateInJson } from "../domain/PgValues.ts"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
 import { ApiFailure, DATABASE_AWAY, envelopeResponse, type ErrorStatus, fail, type Issue, messages, NO_SUCH_ROUTE } from "./Envelope.ts"
+import { logRequest } from "./RequestLog.ts"
 
 const respond = (status: ErrorStatus, detail?: string, issues: ReadonlyArray<Issue> = []) =>
   envelopeResponse(status, { status, msg: messages[status], data: detail === undefined ? null : { detail, issues } })
@@ -89,5 +91,5 @@ export const EnvelopeMiddleware = HttpRouter.middleware((app) =>
             : response
         )
       )
-    return answered
+    return logRequest(request, answered)
   }), { global: true })

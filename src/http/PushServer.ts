@@ -59,7 +59,8 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     })
     if (Result.isFailure(decoded)) {
       const rejected = decoded.failure
-      yield* Effect.logInfo(`push for ${deviceId} refused: ${rejected.reason}`)
+      // The request's own line (EnvelopeMiddleware) says it was refused, at info; why, at debug.
+      yield* Effect.logDebug(`push for ${deviceId} refused: ${rejected.reason}`)
       return yield* fail(rejected.status, rejected.message)
     }
     const push = decoded.success
@@ -106,7 +107,8 @@ const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
 export const pushRoutes = Layer.mergeAll(PushRoute, HealthRoutes, EnvelopeMiddleware)
 
 export const PushServerLive = (port: number, http: HttpSettings) =>
-  // Per-request access logs and spans would cost more than the ingest at thousands of SMS a second.
+  // EnvelopeMiddleware logs each request; per-request spans would cost more than the ingest at
+  // thousands of SMS a second.
   HttpRouter.serve(pushRoutes, { disableLogger: true }).pipe(
     Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)),
     Layer.provide(nodeServer(port, http))

@@ -42,6 +42,7 @@ export const reconRoutes = (settings: ReconSettings) =>
   )
 
 export const ReconServerLive = (settings: ReconSettings, http: HttpSettings) =>
-  HttpRouter.serve(reconRoutes(settings)).pipe(
+  // EnvelopeMiddleware logs each request: not the framework's logger too.
+  HttpRouter.serve(reconRoutes(settings), { disableLogger: true }).pipe(
     Layer.provide(nodeServer(settings.port, http))
   )

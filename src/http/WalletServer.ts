@@ -40,6 +40,7 @@ export const walletRoutes = (settings: WalletSettings) =>
   ).pipe(Layer.provide(WalletStore.layer))
 
 export const WalletServerLive = (settings: WalletSettings, http: HttpSettings) =>
-  HttpRouter.serve(walletRoutes(settings)).pipe(
+  // EnvelopeMiddleware logs each request: not the framework's logger too.
+  HttpRouter.serve(walletRoutes(settings), { disableLogger: true }).pipe(
     Layer.provide(nodeServer(settings.port, http))
   )

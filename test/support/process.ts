@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 
 export interface Spawned {
   readonly child: ChildProcess
@@ -20,6 +21,13 @@ export interface SpawnOptions {
 }
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url))
+
+/** Four free ports for `all`, and the environment that sets them. */
+export const servicePorts = async () => {
+  const [recon, push, admin, wallet] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
+  const env = { SVC_RECON_PORT: String(recon), SVC_PUSH_PORT: String(push), SVC_ADMIN_PORT: String(admin), SVC_WALLET_PORT: String(wallet) }
+  return { recon, push, admin, wallet, env }
+}
 
 /** Runs a script (a path from the project's root) with a clean environment (PATH plus `env`), collecting stdout and stderr. */
 export const spawnScript = (args: ReadonlyArray<string>, env: Record<string, string>, options: SpawnOptions = {}): Spawned => {
