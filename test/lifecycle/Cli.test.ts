@@ -1,6 +1,6 @@
 // What a user reads from the command line: help at the top level and per command, a database
-// that cannot be reached as one line (no password, exit 1), and logs on stderr apart from the
-// commands' own output on stdout, one line per request.
+// that cannot be reached or a port another process holds as one line (no password, exit 1, no
+// banner), and logs on stderr apart from the commands' own output on stdout, one line per request.
 import { assert, describe, it } from "@effect/vitest"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -114,12 +114,36 @@ describe("a port another process holds", () => {
         DATABASE_URL: databaseUrl, SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN, SVC_RECON_PORT: String(port), SVC_BIND_HOST: "127.0.0.1"
       })
       assert.strictEqual(code, 1, stderr)
-      assert.include(stderr, `error: cannot listen on 127.0.0.1:${port}: the port is in use (is recon already running?)\n`)
+      assert.include(stderr, `error: recon_service cannot listen on 127.0.0.1:${port} (SVC_RECON_PORT): the port is in use (is recon already running?)\n`)
       assert.notInclude(stderr, "ServeError")
+      // It never ran: no line says it stopped.
+      assert.notInclude(stderr, "recon_service stopped")
     } finally {
       holder.close()
     }
   })
+
+  it("`all` beside a running one: no banner, one line naming the service and its port key, exit 1", async () => {
+    const databaseUrl = await createMigratedDatabase("cli")
+    const holder = createServer()
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve))
+    const held = (holder.address() as AddressInfo).port
+    try {
+      const { code, stdout, stderr } = await run(["all"], {
+        DATABASE_URL: databaseUrl,
+        SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
+        SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
+        SVC_WALLET_PORT: String(held)
+      })
+      assert.strictEqual(code, 1, stderr)
+      assert.strictEqual(stdout, "", "the banner is printed only once every server listens")
+      const errors = stderr.split("\n").filter((line) => line.startsWith("error: "))
+      assert.deepStrictEqual(errors, [`error: wallet_service cannot listen on 127.0.0.1:${held} (SVC_WALLET_PORT): the port is in use (is recon already running?)`])
+      assert.notInclude(stderr, "wallet_service stopped")
+    } finally {
+      holder.close()
+    }
+  }, 120_000)
 })
 
 describe("log destinations", () => {
@@ -157,7 +181,7 @@ describe("log destinations", () => {
     }
   })
 
-  it("at info, each request of every service is one line (method, path, status, duration), without fiber ids", async () => {
+  it("at info, each request of every service is one line (method, path, status, duration), without fiber ids; the banner follows the servers", async () => {
     const databaseUrl = await createMigratedDatabase("cli")
     const { recon, push, admin, wallet, env: ports } = await servicePorts()
     const all = spawnCommand(["all"], {
@@ -169,6 +193,10 @@ describe("log destinations", () => {
     const at = (port: number) => `http://127.0.0.1:${port}`
     try {
       assert.isTrue(await waitForUrl(`${at(recon)}/health`, 90_000), all.output())
+      for (let i = 0; i < 200 && !all.stdout().includes("wallet_service "); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      // The banner is written once the four servers listen.
+      const output = all.output()
+      assert.strictEqual((output.slice(0, output.indexOf("recon_service ")).match(/Listening on/g) ?? []).length, 4, output)
 
       const json = { "content-type": "application/json" }
       const added = await fetch(`${at(recon)}/internal/recon/pushsvc/add_device`, {
