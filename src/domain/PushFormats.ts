@@ -180,33 +180,23 @@ const parseJson = (text: string): Result.Result<unknown, PushRejected> =>
     })
   )
 
-// A run of `%xx` escapes: the bytes of whole UTF-8 characters (a character is never split
-// between escapes and the text around them).
-const percentRun = /(?:%[0-9a-fA-F]{2})+/g
+const occurrences = (text: string, pattern: RegExp) => text.match(pattern)?.length ?? 0
 
-/** A form component as URLSearchParams reads it (`+` a space, `%xx` a byte), or undefined where the bytes are not UTF-8. */
-const formComponent = (component: string): string | undefined => {
-  let broken = false
-  const text = component.replace(/\+/g, " ").replace(percentRun, (run) => {
-    const decoded = decodeUtf8(Uint8Array.from(run.slice(1).split("%"), (hex) => parseInt(hex, 16)))
-    if (decoded === undefined) broken = true
-    return decoded ?? ""
-  })
-  return broken ? undefined : text
-}
-
-/** Form fields, the first value of each name, as URLSearchParams reads them; escapes that are not UTF-8 are refused. */
+/**
+ * Form fields, the first value of each name (URLSearchParams: `+` is a space, `%xx` decoded as
+ * UTF-8). URLSearchParams reads `%`-escapes that are not UTF-8 as U+FFFD: a U+FFFD the body did
+ * not carry itself (as the character or `%EF%BF%BD`) is one of those, and the form is refused.
+ */
 const parseForm = (text: string): Result.Result<Record<string, string>, PushRejected> => {
   const fields: Record<string, string> = {}
-  for (const pair of text.replace(/^\?/, "").split("&")) {
-    if (pair === "") continue
-    const equals = pair.indexOf("=")
-    const key = formComponent(equals === -1 ? pair : pair.slice(0, equals))
-    const value = formComponent(equals === -1 ? "" : pair.slice(equals + 1))
-    if (key === undefined || value === undefined) return Result.fail(malformed("a form field's %-escapes are not UTF-8"))
+  let replacements = 0
+  for (const [key, value] of new URLSearchParams(text)) {
+    replacements += occurrences(key, /\uFFFD/g) + occurrences(value, /\uFFFD/g)
     if (!(key in fields)) fields[key] = value
   }
-  return Result.succeed(fields)
+  return replacements > occurrences(text, /\uFFFD|%EF%BF%BD/gi)
+    ? Result.fail(malformed("a form field's %-escapes are not UTF-8"))
+    : Result.succeed(fields)
 }
 
 type MediaKind = "form" | "json" | "unsupported"

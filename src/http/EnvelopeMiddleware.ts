@@ -64,6 +64,14 @@ const wellFormedBody = (request: HttpServerRequest.HttpServerRequest): HttpServe
   return Object.create(request, { text: { value: text } }) as HttpServerRequest.HttpServerRequest
 }
 
+/**
+ * Whether a route may read the body as text. A GET has none; a form is the push route's, which
+ * decodes its bytes itself by the same rule (PushFormats): thousands a second are spared the view.
+ */
+const mayReadText = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method !== "GET" && request.method !== "HEAD" &&
+  (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase() !== "application/x-www-form-urlencoded"
+
 export const EnvelopeMiddleware = HttpRouter.middleware((app) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const codings = contentCodings(request.headers["content-encoding"])
@@ -74,7 +82,7 @@ export const EnvelopeMiddleware = HttpRouter.middleware((app) =>
         "identity"
       ))
       : app.pipe(
-        Effect.provideService(HttpServerRequest.HttpServerRequest, wellFormedBody(request)),
+        Effect.provideService(HttpServerRequest.HttpServerRequest, mayReadText(request) ? wellFormedBody(request) : request),
         Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
         Effect.catchCause((cause) => {
           if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
