@@ -42,7 +42,6 @@ describe("wallet process", () => {
       ...ports,
       SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
       SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
-      SVC_WORKER_HEARTBEAT_FILE: `/tmp/recon-wall-${process.pid}.heartbeat`,
       LOG_LEVEL: "warn"
     })
     try {

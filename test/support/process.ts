@@ -1,8 +1,8 @@
 // Commands as real child processes (`node src/main.ts …`; Node 24 runs the TypeScript directly).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { inject } from "vitest"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 
 export interface Spawned {
@@ -27,8 +27,9 @@ let spawned = 0
 
 /**
  * The environment of a command a test runs: PATH, then ports the system chooses and a heartbeat
- * file of its own, then `env`. A test never binds a fixed port or writes the heartbeat of a
- * running `npm start` (8016–8019, /tmp/recon-worker.heartbeat), not even by leaving a key out.
+ * file of its own (in the run's scratch directory, removed with the run), then `env`. A test
+ * never binds a fixed port or writes the heartbeat of a running `npm start` (8016–8019,
+ * /tmp/recon-worker.heartbeat), not even by leaving a key out.
  */
 const commandEnv = (env: Record<string, string>): Record<string, string> => ({
   PATH: process.env.PATH ?? "",
@@ -36,7 +37,7 @@ const commandEnv = (env: Record<string, string>): Record<string, string> => ({
   SVC_PUSH_PORT: "0",
   SVC_ADMIN_PORT: "0",
   SVC_WALLET_PORT: "0",
-  SVC_WORKER_HEARTBEAT_FILE: join(tmpdir(), `recon-test-${process.pid}-${++spawned}.heartbeat`),
+  SVC_WORKER_HEARTBEAT_FILE: join(inject("scratchDir"), `${process.pid}-${++spawned}.heartbeat`),
   ...env
 })
 
