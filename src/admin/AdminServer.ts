@@ -42,7 +42,7 @@ const routes = (settings: AdminSettings) =>
   Layer.mergeAll(
     HttpApiBuilder.layer(AdminApi).pipe(
       Layer.provide(adminHandlers),
-      Layer.provide([CallerAuthLive(settings.syncTokens.accepted), OperatorAuthLive, JsonBodyLive])
+      Layer.provide([CallerAuthLive(settings.syncTokens), OperatorAuthLive, JsonBodyLive])
     ),
     TopInfoSocketRoute,
     DashboardRoute,
@@ -67,12 +67,11 @@ const SocketsCloseFirst = Layer.effectDiscard(Effect.gen(function*() {
 export const adminServer = <ROut, E>(
   settings: AdminSettings,
   listen: Layer.Layer<ROut | HttpServer.HttpServer, E>,
-  serve: { readonly http: HttpSettings; readonly disableLogger?: boolean }
+  serve: { readonly http: HttpSettings; readonly disableListenLog?: boolean }
 ) => {
   const services = adminServices(settings)
-  const quiet = serve.disableLogger ?? false
   return SocketsCloseFirst.pipe(
-    Layer.provideMerge(serveObserved("admin_service", routes(settings), serve.http, { disableLogger: quiet, disableListenLog: quiet })),
+    Layer.provideMerge(serveObserved("admin_service", routes(settings), serve.http, { disableListenLog: serve.disableListenLog ?? false })),
     Layer.provideMerge(listen.pipe(Layer.provide(services))),
     Layer.provide(services)
   )

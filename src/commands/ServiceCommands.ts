@@ -4,9 +4,10 @@ import { Effect, Layer } from "effect"
 import { AdminServerLive } from "../admin/AdminServer.ts"
 import {
   all, port, readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readTracingSettings, readWalletSettings,
+  type TracingSettings,
   readWorkerSettings, withDevTokens
 } from "../config/AppConfig.ts"
-import { launchUntilFatal, readConfigOrExit, runCommand } from "../config/Runner.ts"
+import { CommandFailed, launchUntilFatal, listenProblem, readConfigOrExit, runCommand } from "../config/Runner.ts"
 import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR, servicePool } from "../db/Database.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { listenUrl } from "../http/NodeServer.ts"
@@ -25,8 +26,24 @@ const Migrated = Layer.effectDiscard(runMigrations().pipe(
 /** Where `all` keeps the dev tokens it made (beside the embedded database's data). */
 const DEV_TOKEN_FILE = ".data/dev-tokens.env"
 
-/** Built before the service it is provided to, so its line is written once that service has stopped. */
-const stopLine = (line: string) => Layer.effectDiscard(Effect.addFinalizer(() => Effect.logInfo(line)))
+/**
+ * A service on a pool of its own: its failure to listen is one line naming it and the key of its
+ * port; once it has started, "<name> stopped" is logged when it has stopped (the line's finalizer
+ * is added before the service's own, so it runs after them).
+ */
+// Each service with its own pool and its own tracer (its spans carry its own service.name, under `all` too).
+const service = <E, R>(name: ServiceName, portKey: string, server: Layer.Layer<never, E, R>, tracing: TracingSettings | undefined) => {
+  let started = false
+  const stopLine = Layer.effectDiscard(Effect.addFinalizer(() => (started ? Effect.logInfo(`${name} stopped`) : Effect.void)))
+  return Layer.effectDiscard(Effect.sync(() => (started = true))).pipe(
+    Layer.provide(server),
+    Layer.provide([stopLine, servicePool(name), tracingLayer(tracing, name)]),
+    Layer.catch((error) => {
+      const problem = listenProblem(error, portKey)
+      return Layer.effectDiscard(Effect.fail(problem === undefined ? error : new CommandFailed({ message: `${name} ${problem}` })))
+    })
+  )
+}
 
 export const main = (command: Command, args: ReadonlyArray<string>) => {
   // `all --demo`: the same services on the demo's own embedded database, with the simulated phone.
@@ -83,19 +100,21 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     ]
     console.log(lines.join("\n"))
   }))
-  // Each service with its own pool and its own tracer (its spans carry its own service.name, under `all` too).
-  const parts = (service: ServiceName) => Layer.mergeAll(stopLine(`${service} stopped`), servicePool(service), tracingLayer(tracing, service))
+  const servers = Layer.mergeAll(
+    recon ? service("recon_service", "SVC_RECON_PORT", ReconServerLive(recon, http), tracing) : Layer.empty,
+    worker ? service("recon_worker", "SVC_PUSH_PORT", WorkerLive(worker, http), tracing) : Layer.empty,
+    admin ? service("admin_service", "SVC_ADMIN_PORT", AdminServerLive(admin, http), tracing) : Layer.empty,
+    wallet ? service("wallet_service", "SVC_WALLET_PORT", WalletServerLive(wallet, http), tracing) : Layer.empty
+  )
+  // The banner (and the demo's phone) only once every server listens: a start that fails prints none.
   const app = Layer.mergeAll(
-    recon ? ReconServerLive(recon, http).pipe(Layer.provide(parts("recon_service"))) : Layer.empty,
-    worker ? WorkerLive(worker, http).pipe(Layer.provide(parts("recon_worker"))) : Layer.empty,
-    admin ? AdminServerLive(admin, http).pipe(Layer.provide(parts("admin_service"))) : Layer.empty,
-    wallet ? WalletServerLive(wallet, http).pipe(Layer.provide(parts("wallet_service"))) : Layer.empty,
     announce,
     // Loaded only for the demo: the real services never carry it.
     demo && admin && worker
       ? Layer.unwrap(Effect.map(Effect.promise(() => import("../demo/Demo.ts")), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port })))
       : Layer.empty
   ).pipe(
+    Layer.provide(servers),
     Layer.provide(Migrated),
     // Each service above has a pool of its own; this one serves the start-up (check, migrations, demo data).
     Layer.provideMerge(DatabaseLive(settings.databaseUrl, dataDir, "recon_startup"))

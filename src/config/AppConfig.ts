@@ -129,6 +129,8 @@ export const SHARED_TOKEN_KEY = "SVC_INTERNAL_SERVICE_TOKEN"
 export const STAGE_KEY = "SVC_PER_CALLER_TOKEN_REQUIRED"
 
 export interface TokenPolicy {
+  /** Whose token the receiver takes. */
+  readonly caller: Caller
   readonly stage: "A" | "B" | "C"
   /** The tokens a receiver accepts from its caller: the caller's own, and the shared one before stage C. */
   readonly accepted: ReadonlyArray<Redacted.Redacted<string>>
@@ -172,13 +174,13 @@ export const readTokenPolicy = (caller: Caller): Settings<TokenPolicy> =>
     if (stageC) {
       return yield* Option.isNone(own)
         ? Effect.fail(problems([...found, `${tokenKeys[caller]}: required when ${STAGE_KEY}=on`]))
-        : unlessProblems<TokenPolicy>(found, { stage: "C", accepted: [own.value] })
+        : unlessProblems<TokenPolicy>(found, { caller, stage: "C", accepted: [own.value] })
     }
     const accepted = [own, shared].flatMap((t) => Option.isSome(t) ? [t.value] : [])
     if (accepted.length === 0) {
       found.push(`${tokenKeys[caller]}: not set (set it, or the shared ${SHARED_TOKEN_KEY} during migration stages A/B)`)
     }
-    return yield* unlessProblems<TokenPolicy>(found, { stage: Option.isSome(own) && Option.isSome(shared) ? "B" : "A", accepted })
+    return yield* unlessProblems<TokenPolicy>(found, { caller, stage: Option.isSome(own) && Option.isSome(shared) ? "B" : "A", accepted })
   })
 
 /** The token a caller presents: its own key, or the shared one before stage C. */

@@ -10,8 +10,8 @@ import { DatabaseLive } from "../db/Database.ts"
 import { stopOwnedClusters } from "../db/EmbeddedPostgres.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { beginStopping } from "../health/Stopping.ts"
-import { jsonLogger } from "../observability/Logging.ts"
 import { all, type Env, fromEnv, type LogSettings, readDatabaseUrl, readLogSettings, type Settings } from "./AppConfig.ts"
+import { stderrLogger } from "./LogFormat.ts"
 
 /** A failure the user can act on (an unreachable database, …): printed as its one line, exit 1. */
 export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly message: string }> {}
@@ -39,7 +39,7 @@ const levels = {
 
 export const loggingLayer = (log: LogSettings) =>
   Layer.mergeAll(
-    Logger.layer([log.format === "json" ? Logger.withConsoleError(jsonLogger) : Logger.consolePretty({ colors: false })]),
+    Logger.layer([stderrLogger(log.format, log.level === "debug" || log.level === "trace")]),
     Layer.succeed(Logger.LogToStderr, true),
     Layer.succeed(References.MinimumLogLevel, levels[log.level])
   )
@@ -52,17 +52,24 @@ export const readConfigOrExit = <A>(env: Env, settings: Settings<A>): A => {
   return process.exit(2)
 }
 
-/** A failure the user can act on, as one line (anything else is printed with its cause). */
-export const userMessage = (error: unknown): string | undefined => {
-  if (error instanceof CommandFailed) return error.message
-  // A port another process holds: the server's own error, with Node's listen error as its cause.
+/**
+ * Why a server could not listen (a port another process holds, …), as a line's end naming the
+ * address (and the key that sets its port, when given); undefined for any other error.
+ */
+export const listenProblem = (error: unknown, portKey?: string): string | undefined => {
+  // The server's own error, with Node's listen error as its cause.
   if (error instanceof HttpServerError.ServeError && error.cause instanceof Error && "code" in error.cause) {
     const { code, address, port } = error.cause as Error & { code: unknown; address?: unknown; port?: unknown }
-    if (code === "EADDRINUSE") return `cannot listen on ${String(address)}:${String(port)}: the port is in use (is recon already running?)`
-    if (code === "EACCES") return `cannot listen on ${String(address)}:${String(port)}: permission denied`
+    const at = `cannot listen on ${String(address)}:${String(port)}${portKey === undefined ? "" : ` (${portKey})`}`
+    if (code === "EADDRINUSE") return `${at}: the port is in use (is recon already running?)`
+    if (code === "EACCES") return `${at}: permission denied`
   }
   return undefined
 }
+
+/** A failure the user can act on, as one line (anything else is printed with its cause). */
+export const userMessage = (error: unknown): string | undefined =>
+  error instanceof CommandFailed ? error.message : listenProblem(error)
 
 /** Runs a program to its end; a signal interrupts it and the process exits 0 once it has let go. */
 export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = process.env) => {

@@ -169,7 +169,10 @@ export const make = Effect.gen(function*() {
     ids.length === 0 ? Effect.void : Effect.asVoid(sql`
       UPDATE recon.shooter_sms SET match_next_at = NULL WHERE id IN ${sql.in(ids)} AND status = 'approving'`)
 
-  /** The wallet's answers, in one statement; an SMS changed meanwhile (not approving that deposit) is left alone. */
+  /**
+   * The wallet's answers, in one statement; an SMS changed meanwhile (not approving that deposit) is
+   * left alone. `match.decision` then says what happened last: `approved`, or `manual_review` and why.
+   */
   const record = (outcomes: ReadonlyArray<Outcome>) =>
     outcomes.length === 0 ? Effect.succeed(0) : sql`
       UPDATE recon.shooter_sms AS s SET
@@ -177,7 +180,8 @@ export const make = Effect.gen(function*() {
         match_attempts = x.attempts,
         match_next_at = x.next_at,
         match_detail = COALESCE(s.match_detail, '{}'::jsonb) || jsonb_build_object('wallet', x.wallet)
-          || CASE WHEN x.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('decision', 'manual_review', 'reason', x.reason) END,
+          || CASE WHEN x.status = 'approved' THEN jsonb_build_object('decision', 'approved')
+            WHEN x.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('decision', 'manual_review', 'reason', x.reason) END,
         updated_at = now()
       FROM jsonb_to_recordset(${json(outcomes.map((o) => ({
         id: o.id,

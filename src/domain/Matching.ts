@@ -27,7 +27,11 @@ export type Decision =
   | { readonly _tag: "Review"; readonly depositIds: ReadonlyArray<number>; readonly detail: MatchDetail }
   | { readonly _tag: "Unmatched"; readonly detail: MatchDetail }
 
-/** The `match` of sms/get: what was looked for, what was found, what was decided and why, and the wallet's answer. */
+/**
+ * The `match` of sms/get: what was looked for, what was found, what was decided and why, and the
+ * wallet's answer. Once the wallet has answered, MatchStore sets `decision` to what happened last
+ * (`approved`, or `manual_review` with the wallet's reason).
+ */
 export interface MatchDetail {
   readonly decision: "approving" | "manual_review" | "unmatched"
   readonly reason: string

@@ -3,7 +3,7 @@
 // HTTP status. Pure: the clock and the registration's secret are passed in.
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { DateTime, Redacted, Result, Schema } from "effect"
-import { PgIsoTime, PgString } from "./PgValues.ts"
+import { decodeUtf8, LONE_SURROGATE, loneSurrogatePath, PgIsoTime, PgString } from "./PgValues.ts"
 import type { PushFormat } from "./Records.ts"
 import { normalizePhone } from "./Phone.ts"
 import { normalizeLineBreaks, parseForwarderContent } from "./SmsText.ts"
@@ -52,9 +52,9 @@ export const PushRejectedReason = Schema.Literals([
 ])
 export type PushRejectedReason = typeof PushRejectedReason.Type
 
-/** A request refused before anything is stored: 400 malformed, 401 signature missing/wrong/stale. */
+/** A request refused before anything is stored: 400 malformed, 401 signature missing/wrong/stale, 415 media type. */
 export class PushRejected extends Schema.TaggedError<PushRejected>()("PushRejected", {
-  status: Schema.Literals([400, 401]),
+  status: Schema.Literals([400, 401, 415]),
   reason: PushRejectedReason,
   message: Schema.String
 }) {}
@@ -162,34 +162,51 @@ const safeDecodeURIComponent = (value: string): string | undefined =>
 // Request body
 // ---------------------------------------------------------------------------------------------
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
-
-const bodyText = (rawBody: Uint8Array | string): Result.Result<string, PushRejected> =>
-  typeof rawBody === "string"
-    ? Result.succeed(rawBody)
-    : Result.try({ try: () => utf8.decode(rawBody), catch: () => malformed("body is not valid UTF-8") })
+// The text rule of every port (PgValues.ts): well-formed Unicode, nothing replaced by U+FFFD.
+const bodyText = (rawBody: Uint8Array | string): Result.Result<string, PushRejected> => {
+  if (typeof rawBody === "string") return Result.succeed(rawBody)
+  const text = decodeUtf8(rawBody)
+  return text === undefined ? Result.fail(malformed("body is not valid UTF-8")) : Result.succeed(text)
+}
 
 const bodyBytes = (rawBody: Uint8Array | string): Uint8Array =>
   typeof rawBody === "string" ? Buffer.from(rawBody, "utf8") : rawBody
 
 const parseJson = (text: string): Result.Result<unknown, PushRejected> =>
-  Result.try({ try: () => JSON.parse(text) as unknown, catch: () => malformed("body is not valid JSON") })
+  Result.try({ try: () => JSON.parse(text) as unknown, catch: () => malformed("body is not valid JSON") }).pipe(
+    Result.flatMap((json) => {
+      const path = loneSurrogatePath(json)
+      return path === undefined ? Result.succeed(json) : Result.fail(malformed(`\`${path.join(".")}\` ${LONE_SURROGATE}`))
+    })
+  )
 
-/** Form fields, the first value of each name (URLSearchParams: `+` is a space, `%xx` decoded as UTF-8). */
-const parseForm = (text: string): Record<string, string> => {
+const occurrences = (text: string, pattern: RegExp) => text.match(pattern)?.length ?? 0
+
+/**
+ * Form fields, the first value of each name (URLSearchParams: `+` is a space, `%xx` decoded as
+ * UTF-8). URLSearchParams reads `%`-escapes that are not UTF-8 as U+FFFD: a U+FFFD the body did
+ * not carry itself (as the character or `%EF%BF%BD`) is one of those, and the form is refused.
+ */
+const parseForm = (text: string): Result.Result<Record<string, string>, PushRejected> => {
   const fields: Record<string, string> = {}
-  for (const [key, value] of new URLSearchParams(text)) if (!(key in fields)) fields[key] = value
-  return fields
+  let replacements = 0
+  for (const [key, value] of new URLSearchParams(text)) {
+    replacements += occurrences(key, /\uFFFD/g) + occurrences(value, /\uFFFD/g)
+    if (!(key in fields)) fields[key] = value
+  }
+  return replacements > occurrences(text, /\uFFFD|%EF%BF%BD/gi)
+    ? Result.fail(malformed("a form field's %-escapes are not UTF-8"))
+    : Result.succeed(fields)
 }
 
-type MediaKind = "form" | "json" | "unknown" | "none"
+type MediaKind = "form" | "json" | "unsupported"
 
+// What the forwarders send: SmsForwarder a form (its default) or JSON (a JSON template), SMS Gateway JSON.
 const mediaKind = (contentType: string): MediaKind => {
   const essence = (contentType.split(";")[0] ?? "").trim().toLowerCase()
-  if (essence === "") return "none"
   if (essence === "application/x-www-form-urlencoded") return "form"
   if (essence === "application/json" || essence.endsWith("+json")) return "json"
-  return "unknown"
+  return "unsupported"
 }
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
@@ -200,11 +217,11 @@ const looksLikeSmsGateway = (json: unknown): boolean => isRecord(json) && ("even
 /**
  * Decodes a push request of either forwarder. The format is the registration's when
  * `options.format` is given, else recognised: form bodies are SmsForwarder; JSON with `event` or
- * `payload` is SMS Gateway, other JSON SmsForwarder; without a Content-Type the body is sniffed
- * (`{` → JSON, else form). Other media types: 400.
+ * `payload` is SMS Gateway, other JSON SmsForwarder.
  *
- * Errors: 400 for an unsupported media type, invalid UTF-8 or JSON, missing or mistyped fields,
- * a non-numeric `timestamp`; 401 when the registration has a secret and the signature is
+ * Errors: 415 for a missing Content-Type or one other than a form or JSON; 400 for text that is
+ * not well-formed Unicode (PgValues.ts), invalid JSON, missing or mistyped fields, a sender that
+ * is no plausible sender, an empty SMS, a non-numeric `timestamp`; 401 when the registration has a secret and the signature is
  * missing, wrong or stale. Without a secret no signature is checked, and a signature that is
  * present is ignored: SMS Gateway signs every request with a key it generates itself, so a
  * registration without a secret must still accept them.
@@ -216,20 +233,19 @@ export const decodePush = (
   options: PushDecodeOptions
 ): Result.Result<IncomingSms | Ignored, PushRejected> => {
   const kind = mediaKind(contentType)
-  if (kind === "unknown") {
+  if (kind === "unsupported") {
     return Result.fail(
       new PushRejected({
-        status: 400,
+        status: 415,
         reason: "unsupported_media_type",
-        message: "expected application/x-www-form-urlencoded or application/json"
+        message: `Content-Type ${contentType.trim() === "" ? "is missing" : `${contentType.trim()} is not taken`}: expected application/x-www-form-urlencoded or application/json`
       })
     )
   }
   return Result.flatMap(bodyText(rawBody), (text) => {
-    const isJson = kind === "json" || (kind === "none" && text.trimStart().startsWith("{"))
-    if (!isJson) {
+    if (kind === "form") {
       if (options.format === "sms-gateway") return Result.fail(malformed("SMS Gateway sends JSON"))
-      return decodeSmsForwarderFields(parseForm(text), options)
+      return Result.flatMap(parseForm(text), (fields) => decodeSmsForwarderFields(fields, options))
     }
     return Result.flatMap(parseJson(text), (json) => {
       const format = options.format ?? (looksLikeSmsGateway(json) ? "sms-gateway" : "smsforwarder")
@@ -246,6 +262,23 @@ export const decodePush = (
 
 const OptionalText = Schema.optionalKey(Schema.NullOr(PgString))
 
+/** The longest sender taken: numbers with their country code and alphanumeric sender ids (11 characters in GSM) fit well within it. */
+export const MAX_SENDER_LENGTH = 32
+
+// A number as phones show it (digits, spaces, `+ - ( ) . # *`), or an alphanumeric sender id (letters of any script, digits, spaces, `. - &`).
+const senderCharacters = /^[\p{L}\p{M}\p{N} +\-().#*&]+$/u
+
+/** A sender as a phone reports it, once trimmed: 1 to 32 of those characters, with a letter or a digit. */
+export const Sender = PgString.check(Schema.makeFilter((s: string) => {
+  const sender = s.trim()
+  return (sender.length <= MAX_SENDER_LENGTH && senderCharacters.test(sender) && /[\p{L}\p{N}]/u.test(sender)) ||
+    `expected a sender number or alphanumeric sender id of at most ${MAX_SENDER_LENGTH} characters (digits, letters, spaces, + - ( ) . # * &)`
+}))
+
+/** The SMS text a forwarder sent, refused when there is none: an SMS without text carries no deposit. */
+const nonEmptyText = (text: string, what: string): Result.Result<string, PushRejected> =>
+  text.trim() === "" ? Result.fail(malformed(`${what} is empty`)) : Result.succeed(text)
+
 // A form carries the timestamp as text; a custom JSON template may put it in bare (a number).
 const Timestamp = Schema.Union([
   Schema.String.check(Schema.isPattern(/^\d{1,15}$/, { expected: "milliseconds since the epoch, as digits" })),
@@ -254,7 +287,7 @@ const Timestamp = Schema.Union([
 
 /** SmsForwarder's fields (form or JSON); every string one PostgreSQL can hold. */
 export const SmsForwarderBody = Schema.Struct({
-  from: PgString,
+  from: Sender,
   content: OptionalText,
   org_content: OptionalText,
   timestamp: Schema.optionalKey(Schema.NullOr(Timestamp)),
@@ -291,7 +324,6 @@ export const decodeSmsForwarderFields = (
   const body = decoded.success
 
   const sender = body.from.trim()
-  if (sender === "") return Result.fail(malformed("SmsForwarder body: `from` is empty"))
   const content = body.content ?? undefined
   const orgContent = body.org_content ?? undefined
   if (content === undefined && orgContent === undefined) {
@@ -318,13 +350,14 @@ export const decodeSmsForwarderFields = (
   }
 
   const wrapper = content === undefined ? undefined : parseForwarderContent(content, sender)
-  const text = orgContent !== undefined ? normalizeLineBreaks(orgContent) : wrapper?.text ?? ""
+  const text = nonEmptyText(orgContent !== undefined ? normalizeLineBreaks(orgContent) : wrapper?.text ?? "", "SmsForwarder body: the SMS text")
+  if (Result.isFailure(text)) return Result.fail(text.failure)
   return Result.succeed({
     _tag: "IncomingSms",
     format: "smsforwarder",
     sender,
     senderNormalized: normalizePhone(sender),
-    text,
+    text: text.success,
     receivedAt: DateTime.makeUnsafe(fresh ? Number(timestamp) : now),
     remoteId: undefined,
     simSlot: simSlotOf(body.card_slot) ?? wrapper?.simSlot,
@@ -374,8 +407,8 @@ export const SmsGatewayEnvelope = Schema.Struct({
 export const SmsReceivedPayload = Schema.Struct({
   messageId: PgString.check(Schema.isMinLength(1)),
   message: PgString,
-  phoneNumber: OptionalText,
-  sender: OptionalText,
+  phoneNumber: Schema.optionalKey(Schema.NullOr(Sender)),
+  sender: Schema.optionalKey(Schema.NullOr(Sender)),
   simNumber: Schema.optionalKey(Schema.NullOr(Schema.Int)),
   receivedAt: PgIsoTime
 })
@@ -437,12 +470,14 @@ export const decodeSmsGatewayJson = (
   const sms = decoded.success
   const sender = (sms.sender ?? sms.phoneNumber ?? "").trim()
   if (sender === "") return Result.fail(malformed("SMS Gateway payload: no `phoneNumber` or `sender`"))
+  const text = nonEmptyText(normalizeLineBreaks(sms.message), "SMS Gateway payload: `message`")
+  if (Result.isFailure(text)) return Result.fail(text.failure)
   return Result.succeed({
     _tag: "IncomingSms",
     format: "sms-gateway",
     sender,
     senderNormalized: normalizePhone(sender),
-    text: normalizeLineBreaks(sms.message),
+    text: text.success,
     receivedAt: DateTime.makeUnsafe(Date.parse(sms.receivedAt)),
     remoteId: sms.messageId,
     simSlot: sms.simNumber ?? undefined,

@@ -15,12 +15,16 @@ export const messages = {
   400: "bad_request",
   401: "unauthorized",
   404: "not_found",
+  // Not in DESIGN section 4's list (like 429 and 431): a request not complete within its time-out (NodeServer.ts).
+  408: "request_timeout",
   409: "conflict",
   413: "payload_too_large",
   415: "unsupported_media_type",
   422: "unprocessable",
   // Not in DESIGN section 4's list: a contract addition (sign-in attempts over their limit).
   429: "too_many_requests",
+  // Headers over Node's 16 KiB (NodeServer.ts).
+  431: "request_header_fields_too_large",
   500: "internal_error",
   502: "bad_gateway",
   503: "unavailable"

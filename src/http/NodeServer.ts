@@ -1,15 +1,17 @@
 // The Node HTTP server every service listens with: its bind address, time-outs for idle and
 // stalled connections, a cap on connections, and a stop that closes the doors at the signal
 // (no new connection or request, idle connections closed, in-flight answers told
-// `Connection: close`) and lets the requests in flight finish.
+// `Connection: close`) and lets the requests in flight finish. Requests Node's parser refuses are
+// answered with the envelope too.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Duration, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import type { HttpSettings } from "../config/AppConfig.ts"
 import { onStopping } from "../health/Stopping.ts"
+import { type ErrorStatus, messages } from "./Envelope.ts"
 
 /** How long a stop waits for the requests in flight (the process itself gives 10 s). */
 export const DRAIN_LIMIT = Duration.seconds(8)
@@ -19,6 +21,32 @@ export const listenUrl = (host: string | undefined, port: number): string =>
   `http://${host === undefined ? "[::]" : host.includes(":") ? `[${host}]` : host}:${port}`
 
 const stoppingBody = JSON.stringify({ status: 503, msg: "unavailable", data: { detail: "the service is stopping", issues: [] } })
+
+/** What Node's parser refused (its error code), as the status and detail of the answer. */
+const refusal = (code: string | undefined): readonly [ErrorStatus, string] => {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return [431, `the request's headers are over ${maxHeaderSize} bytes`]
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return [413, "the body's chunk extensions are too large"]
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return [408, "the request was not complete within its time-out"]
+    case "HPE_INVALID_METHOD":
+      return [400, "the method is not one HTTP/1.1 knows"]
+    case "HPE_INVALID_URL":
+      return [400, "the request target has characters HTTP does not allow"]
+    default:
+      return [400, "the request is not valid HTTP/1.1"]
+  }
+}
+
+/** A complete HTTP/1.1 answer with the envelope, written on the socket itself (no request object exists). */
+const refusalAnswer = (code: string | undefined): string => {
+  const [status, detail] = refusal(code)
+  const body = JSON.stringify({ status, msg: messages[status], data: { detail, issues: [] } })
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `Connection: close\r\n\r\n${body}`
+}
 
 /**
  * The connection bookkeeping Node leaves out: a connection that never sends a byte is closed
@@ -59,6 +87,14 @@ const guard = (server: Server, settings: HttpSettings) => {
       sockets.delete(socket)
       busy.delete(socket)
     })
+  })
+
+  // In Node's place (it would answer with an empty body): the envelope, unless an answer of a
+  // request on this connection is under way (it would corrupt it), then the connection ends.
+  server.on("clientError", (error: Error & { readonly code?: string }, socket: Duplex) => {
+    if (!socket.writable || busy.has(socket as Socket) || error.code === "ECONNRESET") return socket.destroy()
+    socket.once("finish", () => socket.destroy())
+    socket.end(refusalAnswer(error.code))
   })
 
   const release = (response: ServerResponse, socket: Socket) => {

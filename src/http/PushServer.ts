@@ -60,7 +60,8 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
     })
     if (Result.isFailure(decoded)) {
       const rejected = decoded.failure
-      yield* Effect.logInfo(`push for ${deviceId} refused: ${rejected.reason}`)
+      // The request's own line (EnvelopeMiddleware) says it was refused, at info; why, at debug.
+      yield* Effect.logDebug(`push for ${deviceId} refused: ${rejected.reason}`)
       return yield* fail(rejected.status, rejected.message)
     }
     const push = decoded.success
@@ -107,7 +108,7 @@ const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
 export const pushRoutes = Layer.mergeAll(PushRoute, HealthRoutes, EnvelopeMiddleware)
 
 export const PushServerLive = (port: number, http: HttpSettings) =>
-  // A per-request access log would cost more than the ingest at thousands of SMS a second.
-  serveObserved("recon_worker", pushRoutes, http, { disableLogger: true }).pipe(
+  // EnvelopeMiddleware logs each request; the webhook's span starts the SMS's trace (probes untraced).
+  serveObserved("recon_worker", pushRoutes, http).pipe(
     Layer.provide(nodeServer(port, http))
   )

@@ -1,9 +1,9 @@
 // recon_service: the recon API, its OpenAPI document and the public GET /health, on one port.
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { LlmClient } from "../clients/LlmClient.ts"
-import type { HttpSettings, ReconSettings } from "../config/AppConfig.ts"
+import type { HttpSettings, ReconSettings, TokenPolicy } from "../config/AppConfig.ts"
 import { BalanceStore } from "../db/BalanceStore.ts"
 import { ReconStore } from "../db/ReconStore.ts"
 import { SuggestionStore } from "../db/SuggestionStore.ts"
@@ -11,20 +11,19 @@ import { WebhookStore } from "../db/WebhookStore.ts"
 import { serveObserved } from "../observability/ObservedServer.ts"
 import { HealthRoute } from "./HealthRoute.ts"
 import { TOKEN_HEADER } from "./CallerAuth.ts"
-import { fail } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
 import { nodeServer } from "./NodeServer.ts"
 import { ReconApi } from "./ReconApi.ts"
 import { reconHandlers } from "./ReconHandlers.ts"
-import { CallerAuthLive, tokenMatcher } from "./TokenAuth.ts"
+import { CallerAuthLive, tokenMatcher, wrongToken } from "./TokenAuth.ts"
 
-const openApiRoute = (accepted: ReadonlyArray<Redacted.Redacted<string>>) => {
-  const matches = tokenMatcher(accepted)
+const openApiRoute = (tokens: TokenPolicy) => {
+  const matches = tokenMatcher(tokens.accepted)
   const document = OpenApi.fromApi(ReconApi)
   return HttpRouter.add("GET", "/internal/recon/openapi.json", Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (!matches(request.headers[TOKEN_HEADER.toLowerCase()] ?? "")) {
-      return yield* fail(401, `missing or wrong ${TOKEN_HEADER}`)
+      return yield* wrongToken(tokens.caller)
     }
     return HttpServerResponse.jsonUnsafe(document)
   }))
@@ -35,9 +34,9 @@ export const reconRoutes = (settings: ReconSettings) =>
   Layer.mergeAll(
     HttpApiBuilder.layer(ReconApi).pipe(
       Layer.provide(reconHandlers(settings.pushPublicUrl)),
-      Layer.provide(CallerAuthLive(settings.tokens.accepted))
+      Layer.provide(CallerAuthLive(settings.tokens))
     ),
-    openApiRoute(settings.tokens.accepted),
+    openApiRoute(settings.tokens),
     HealthRoute,
     EnvelopeMiddleware
   ).pipe(

@@ -3,7 +3,8 @@
 import { Effect, Layer, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { CallerAuth, MAX_BODY_BYTES } from "./CallerAuth.ts"
+import { type Caller, tokenKeys, type TokenPolicy } from "../config/AppConfig.ts"
+import { CallerAuth, MAX_BODY_BYTES, TOKEN_HEADER } from "./CallerAuth.ts"
 import { fail } from "./Envelope.ts"
 
 const digest = (token: string) => createHash("sha256").update(token, "utf8").digest()
@@ -19,6 +20,16 @@ export const tokenMatcher = (accepted: ReadonlyArray<Redacted.Redacted<string>>)
   }
 }
 
+const callerNames: Record<Caller, string> = { admin: "admin_service", recon: "the recon worker" }
+
+/**
+ * The 401 of a caller's route: which caller's token the route takes (public: DESIGN section 3
+ * says it), never anything about the token presented. Whether it was another caller's valid
+ * token stays unsaid: that would confirm a stolen string as a live token to whoever holds it.
+ */
+export const wrongToken = (caller: Caller) =>
+  fail(401, `missing or wrong ${TOKEN_HEADER}: this route takes ${callerNames[caller]}'s token (${tokenKeys[caller]})`)
+
 /** `application/json`, with or without parameters such as a charset. */
 export const isJson = (contentType: string | undefined) =>
   contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "application/json"
@@ -26,12 +37,12 @@ export const isJson = (contentType: string | undefined) =>
 export const declaredTooLarge = (contentLength: string | undefined) =>
   contentLength !== undefined && Number(contentLength) > MAX_BODY_BYTES
 
-export const CallerAuthLive = (accepted: ReadonlyArray<Redacted.Redacted<string>>) => {
-  const matches = tokenMatcher(accepted)
+export const CallerAuthLive = (policy: TokenPolicy) => {
+  const matches = tokenMatcher(policy.accepted)
   return Layer.succeed(CallerAuth, {
     token: (httpEffect, { credential }) =>
       Effect.gen(function*() {
-        if (!matches(Redacted.value(credential))) return yield* fail(401, "missing or wrong X-Internal-Service-Token")
+        if (!matches(Redacted.value(credential))) return yield* wrongToken(policy.caller)
         const request = yield* HttpServerRequest.HttpServerRequest
         if (request.method === "POST") {
           if (!isJson(request.headers["content-type"])) {

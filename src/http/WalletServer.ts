@@ -38,7 +38,7 @@ export const walletRoutes = (settings: WalletSettings) =>
   Layer.mergeAll(
     HttpApiBuilder.layer(WalletApi).pipe(
       Layer.provide(walletHandlers),
-      Layer.provide(CallerAuthLive(settings.tokens.accepted))
+      Layer.provide(CallerAuthLive(settings.tokens))
     ),
     HealthRoute,
     EnvelopeMiddleware

@@ -4,6 +4,7 @@
 import { Clock, Context, Effect, Exit, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import type { HttpSettings } from "../config/AppConfig.ts"
+import { PROBE_PATHS } from "../http/RequestLog.ts"
 import { metricsRoute, recordHttpRequest, type ServiceName } from "./Metrics.ts"
 
 /** The route pattern each request matched, by its underlying request (the router's own copy may differ). */
@@ -33,17 +34,18 @@ const timed = (service: ServiceName) =>
   })
 
 /** Liveness, readiness and scrapes: no span of their own (their queries then belong to no trace). */
-const PROBES = new Set(["/health", "/health/live", "/health/ready", "/metrics"])
-const UntracedProbes = Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => PROBES.has(request.url.split("?")[0]!))
+const UntracedProbes = Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => PROBE_PATHS.has(request.url.split("?")[0]!))
 
 /** `routes` served by `service` as every service is: see the module's first lines. */
 export const serveObserved = <A, E, R>(
   service: ServiceName,
   routes: Layer.Layer<A, E, R>,
   http: HttpSettings,
-  options: { readonly disableLogger?: boolean; readonly disableListenLog?: boolean } = {}
+  options: { readonly disableListenLog?: boolean } = {}
 ) =>
+  // EnvelopeMiddleware logs each request (RequestLog): not the framework's logger too.
   HttpRouter.serve(Layer.merge(routes, metricsRoute(service, http)).pipe(Layer.provide(RoutePattern.layer)), {
     ...options,
+    disableLogger: true,
     middleware: timed(service)
   }).pipe(Layer.provide(UntracedProbes))

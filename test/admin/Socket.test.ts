@@ -4,7 +4,9 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { makeSessionTokens } from "../../src/admin/SessionTokens.ts"
+import { randomBytes } from "node:crypto"
 import { createMigratedDatabase } from "../support/database.ts"
+import { exchange } from "../support/rawHttp.ts"
 import { RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
 import { adminEnv, adminLayer, baseUrlOf, createOperator, login, openSocket, setDeposits, startAdmin, sync } from "./support.ts"
 import { stalledClient, upgrade } from "./wire.ts"
@@ -67,6 +69,32 @@ describe("upgrade", () => {
     const response = await fetch(socketUrl(admin.url, `?token=${token}`))
     assert.strictEqual(response.status, 400)
     assert.strictEqual(((await response.json()) as { msg: string }).msg, "bad_request")
+  })
+
+  it("a bad handshake is the 400 envelope (not the ws library's HTML), and a sound one still upgrades", async () => {
+    const key = randomBytes(16).toString("base64")
+    const handshake = (headers: ReadonlyArray<string>) =>
+      exchange(admin.url, [`GET /ws/top-info?token=${token} HTTP/1.1`, `Host: ${new URL(admin.url).host}`, ...headers, "", ""].join("\r\n"))
+    const upgrading = ["Connection: Upgrade", "Upgrade: websocket"]
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [[...upgrading, `Sec-WebSocket-Key: ${key}`, "Sec-WebSocket-Version: 99"], "Sec-WebSocket-Version must be 13 or 8"],
+      [[...upgrading, `Sec-WebSocket-Key: ${key}`], "Sec-WebSocket-Version must be 13 or 8"],
+      [[...upgrading, "Sec-WebSocket-Version: 13"], "Sec-WebSocket-Key is missing or not 16 bytes in Base64"],
+      [[...upgrading, "Sec-WebSocket-Key: c2hvcnQ=", "Sec-WebSocket-Version: 13"], "Sec-WebSocket-Key is missing or not 16 bytes in Base64"],
+      [[...upgrading, `Sec-WebSocket-Key: ${key}`, "Sec-WebSocket-Version: 13", "Sec-WebSocket-Protocol: chat, chat"], "Sec-WebSocket-Protocol is not a list of distinct tokens"],
+      [[...upgrading, `Sec-WebSocket-Key: ${key}`, "Sec-WebSocket-Version: 13", "Sec-WebSocket-Protocol: a b"], "Sec-WebSocket-Protocol is not a list of distinct tokens"],
+      [["Upgrade: websocket", `Sec-WebSocket-Key: ${key}`, "Sec-WebSocket-Version: 13"], "expected a websocket upgrade (Connection: Upgrade, Upgrade: websocket)"],
+      [["Connection: Upgrade", "Upgrade: h2c"], "expected a websocket upgrade (Connection: Upgrade, Upgrade: websocket)"]
+    ]
+    for (const [headers, detail] of cases) {
+      const answer = await handshake(headers)
+      assert.strictEqual(answer.status, 400, answer.raw)
+      assert.match(answer.headers["content-type"] ?? "", /^application\/json/, answer.raw)
+      assert.deepStrictEqual(JSON.parse(answer.body), { status: 400, msg: "bad_request", data: { detail, issues: [] } })
+      if (detail.startsWith("Sec-WebSocket-Version")) assert.strictEqual(answer.headers["sec-websocket-version"], "13, 8")
+    }
+    const sound = await handshake([...upgrading, `Sec-WebSocket-Key: ${key}`, "Sec-WebSocket-Version: 13", "Sec-WebSocket-Protocol: chat, superchat"])
+    assert.strictEqual(sound.status, 101, sound.raw)
   })
 })
 

@@ -14,7 +14,11 @@ beforeAll(async () => {
 })
 afterAll(() => recon.close())
 
-const unauthorized = { status: 401, msg: "unauthorized", data: { detail: "missing or wrong X-Internal-Service-Token", issues: [] } }
+const unauthorized = {
+  status: 401,
+  msg: "unauthorized",
+  data: { detail: "missing or wrong X-Internal-Service-Token: this route takes the recon worker's token (SVC_INTERNAL_SERVICE_TOKEN_RECON)", issues: [] }
+}
 
 const codes = async (server: Running, tokens: ReadonlyArray<string | null>) =>
   Promise.all(tokens.map(async (token) => {

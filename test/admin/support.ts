@@ -29,7 +29,7 @@ export const settingsOf = (env: Env) => {
 
 /** admin_service as `admin` composes it, on 127.0.0.1 at a free port (the Effect to build inside a test's scope). */
 export const adminLayer = (databaseUrl: string, env: Env, sql: Layer.Layer<SqlClient.SqlClient, unknown> = sqlLayer(databaseUrl)) =>
-  adminServer(settingsOf(env), adminListener(0, httpSettings(env)), { http: httpSettings(env), disableLogger: true }).pipe(
+  adminServer(settingsOf(env), adminListener(0, httpSettings(env)), { http: httpSettings(env), disableListenLog: true }).pipe(
     Layer.provide(sql),
     Layer.orDie
   )

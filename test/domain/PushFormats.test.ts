@@ -39,7 +39,7 @@ const sms = (result: Result.Result<IncomingSms | Ignored, PushRejected>): Incomi
 
 const rejected = (
   result: Result.Result<IncomingSms | Ignored, PushRejected>,
-  status: 400 | 401,
+  status: 400 | 401 | 415,
   reason: PushRejected["reason"]
 ): PushRejected => {
   if (Result.isSuccess(result)) assert.fail(`accepted: ${JSON.stringify(result.success)}`)
@@ -222,13 +222,59 @@ describe("SmsForwarder", () => {
     for (const [type, body] of cases) {
       for (const options of [withSecret, noSecret]) rejected(decodePush(type, body, {}, options), 400, "malformed")
     }
-    rejected(decodePush("text/plain", form(base), {}, noSecret), 400, "unsupported_media_type")
   })
 
-  it("sniffs the body when there is no Content-Type", () => {
-    assert.strictEqual(sms(decodePush("", defaultBody(), {}, withSecret)).text, NH_SMS)
+  it("takes the media types the forwarders send, and refuses a missing or any other Content-Type with 415", () => {
     const json = JSON.stringify({ from: "15882100", org_content: NH_SMS, timestamp: String(TS) })
-    assert.strictEqual(sms(decodePush("", json, {}, noSecret)).text, NH_SMS)
+    assert.strictEqual(sms(decodePush(FORM, defaultBody(), {}, withSecret)).text, NH_SMS)
+    assert.strictEqual(sms(decodePush("Application/X-WWW-Form-Urlencoded; charset=UTF-8", defaultBody(), {}, withSecret)).text, NH_SMS)
+    for (const type of [JSON_TYPE, "application/json", "application/vnd.forwarder+json"]) assert.strictEqual(sms(decodePush(type, json, {}, noSecret)).text, NH_SMS)
+    for (const type of ["", "   ", "text/plain", "multipart/form-data; boundary=x", "garbage", "application/jsonx", "; charset=utf-8"]) {
+      const error = rejected(decodePush(type, defaultBody(), {}, withSecret), 415, "unsupported_media_type")
+      assert.include(error.message, "expected application/x-www-form-urlencoded or application/json")
+      rejected(decodePush(type, json, {}, noSecret), 415, "unsupported_media_type")
+    }
+  })
+
+  it("takes the senders phones report (numbers and alphanumeric ids), and refuses anything else as `from` with 400", () => {
+    const signedWith = (from: string) => smsForwarderFormBody({ from, content: NH_CONTENT, timestamp: TS, secret: SECRET })
+    for (const from of ["15882100", "1588-2100", "+82 10-1234-5678", "+1 (650) 555-1212", "#1234", "02.123.4567", "KB국민", "Toss", "AT&T", " 15882100 ", "1".repeat(32)]) {
+      assert.strictEqual(sms(decodePush(FORM, signedWith(from), {}, withSecret)).sender, from.trim())
+    }
+    for (const from of ["1".repeat(33), "1".repeat(60_000), "", "   ", "---", "1588<script>", "1588\n2100", "a;b", "15882100\u200b", "😀"]) {
+      const error = rejected(decodePush(FORM, signedWith(from), {}, withSecret), 400, "malformed")
+      assert.include(error.message, "sender", from)
+    }
+  })
+
+  it("refuses an SMS without text (empty or white space only) with 400", () => {
+    const body = (fields: Record<string, string>) => form({ from: "15882100", timestamp: String(TS), ...fields })
+    const cases: ReadonlyArray<Record<string, string>> = [{ content: "" }, { content: " \n\t " }, { org_content: "" }, { org_content: "   " }, { content: NH_CONTENT, org_content: " " }]
+    for (const fields of cases) {
+      const error = rejected(decodePush(FORM, body(fields), {}, noSecret), 400, "malformed")
+      assert.include(error.message, "empty", JSON.stringify(fields))
+    }
+  })
+
+  it("refuses text that is not well-formed Unicode with 400: lone surrogates in JSON, %-escapes that are not UTF-8", () => {
+    const base = { from: "15882100", timestamp: String(TS) }
+    for (const body of [
+      JSON.stringify({ ...base, content: "입금 1원 \ud800" }),
+      JSON.stringify({ ...base, org_content: "\udfff" }),
+      JSON.stringify({ ...base, content: "입금", "\ud800": "x" }),
+      JSON.stringify({ ...base, from: "15882100\ud83d", content: "입금" })
+    ]) {
+      const error = rejected(decodePush(JSON_TYPE, body, {}, noSecret), 400, "malformed")
+      assert.include(error.message, "lone UTF-16 surrogate")
+    }
+    for (const bad of ["%ED%A0%80", "%FF", "%C3", "%E1%84"]) {
+      rejected(decodePush(FORM, `from=15882100&timestamp=${TS}&content=${bad}`, {}, noSecret), 400, "malformed")
+      rejected(decodePush(FORM, `from=15882100&timestamp=${TS}&content=x&${bad}=1`, {}, noSecret), 400, "malformed")
+    }
+    // What URLSearchParams reads stays as it was: `+`, a literal `%`, paired surrogates, a leading `?`.
+    const read = sms(decodePush(FORM, `?from=15882100&timestamp=${TS}&org_content=%EC%9E%85%EA%B8%88+100%+%F0%9F%98%80%zz`, {}, noSecret))
+    assert.strictEqual(read.text, "입금 100% 😀%zz")
+    assert.strictEqual(sms(decodePush(JSON_TYPE, JSON.stringify({ ...base, content: "입금 \ud83d\ude00" }), {}, noSecret)).text, "입금 😀")
   })
 })
 
@@ -347,6 +393,11 @@ describe("SMS Gateway for Android", () => {
       received({ messageId: 7 }),
       received({ phoneNumber: undefined }),
       received({ phoneNumber: "  " }),
+      received({ phoneNumber: "1".repeat(33) }),
+      received({ phoneNumber: undefined, sender: "<b>bank</b>" }),
+      received({ message: "" }),
+      received({ message: " \n " }),
+      received({ message: "입금 \ud800" }),
       received({ simNumber: "1" }),
       received({ receivedAt: "yesterday" }),
       received({ receivedAt: undefined })

@@ -17,7 +17,6 @@ const run = async (command: string, env: Record<string, string>, url: (ports: { 
     SVC_ADMIN_PORT: String(ports.admin),
     SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
     SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
-    SVC_WORKER_HEARTBEAT_FILE: `/tmp/bind-${ports.push}.heartbeat`,
     LOG_FORMAT: "json",
     ...env
   })

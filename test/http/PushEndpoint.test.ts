@@ -195,9 +195,64 @@ describe("requests refused before anything is stored", () => {
     assertError(await post("{not json", "application/json"), 400, "bad_request")
     assertError(await post(JSON.stringify({ content: "no sender" }), "application/json"), 400, "bad_request")
     assertError(await post("content=x", "application/x-www-form-urlencoded"), 400, "bad_request")
-    assertError(await post("hello", "text/plain"), 400, "bad_request")
     assertError(await post(JSON.stringify({ from: "1", content: "x", timestamp: "soon" }), "application/json"), 400, "bad_request")
     assert.strictEqual(await countFor("fwd-open"), before)
+  })
+})
+
+describe("what a forwarder may send, and nothing else", () => {
+  const raw = (body: string, headers: Record<string, string>) =>
+    fetch(`${push.url}/push/fwd-open`, { method: "POST", headers, body }).then(async (r) => ({ http: r.status, body: (await r.json()) as any }))
+  const form = (fields: Record<string, string>) => new URLSearchParams({ timestamp: String(Date.now()), ...fields }).toString()
+  const FORM = { "content-type": "application/x-www-form-urlencoded" }
+
+  it("a sender that is no sender (60,000 digits, markup, over 32 characters): 400, nothing stored", async () => {
+    const before = await countFor("fwd-open")
+    for (const from of ["1".repeat(60_000), "1".repeat(33), "<script>alert(1)</script>", "15889999;DROP"]) {
+      assertError(await raw(form({ from, content: freshSms() }), FORM), 400, "bad_request")
+      assertError(await pushGateway(push.url, "gw-1", { messageId: `bad-from-${from.length}`, from, sms: freshSms(), secret: "gw-secret" }), 400, "bad_request")
+    }
+    assert.strictEqual(await countFor("fwd-open"), before)
+    // Every form the forwarders send is taken: numbers with their punctuation, alphanumeric ids.
+    for (const from of ["1588-9999", "+82 10-1234-5678", "(02) 1234-5678", "KB국민", "Toss Bank"]) {
+      assert.strictEqual((await pushForwarder(push.url, "fwd-open", { from, sms: freshSms() })).http, 200, from)
+    }
+  })
+
+  it("an SMS without text (empty or white space only): 400, nothing stored", async () => {
+    const before = await countFor("fwd-open")
+    const bodies: ReadonlyArray<Record<string, string>> = [{ content: "" }, { content: "  \n " }, { org_content: "\t" }]
+    for (const fields of bodies) {
+      assertError(await raw(form({ from: "15889999", ...fields }), FORM), 400, "bad_request")
+    }
+    assertError(await raw(JSON.stringify({ from: "15889999", content: " ", timestamp: String(Date.now()) }), { "content-type": "application/json" }), 400, "bad_request")
+    assert.strictEqual(await countFor("fwd-open"), before)
+  })
+
+  it("a missing or other Content-Type: 415, nothing stored; a form or JSON (any charset) is taken", async () => {
+    const before = await countFor("fwd-open")
+    const body = form({ from: "15889999", content: freshSms() })
+    for (const headers of [{}, { "content-type": "" }, { "content-type": "text/plain" }, { "content-type": "garbage" }, { "content-type": "multipart/form-data; boundary=x" }]) {
+      // fetch adds text/plain to a string body unless told otherwise: a Blob without a type sends none.
+      const answer = await fetch(`${push.url}/push/fwd-open`, { method: "POST", headers, body: "content-type" in headers ? body : new Blob([body]) })
+        .then(async (r) => ({ http: r.status, body: (await r.json()) as any }))
+      assertError(answer, 415, "unsupported_media_type")
+      assert.match(answer.body.data.detail, /expected application\/x-www-form-urlencoded or application\/json$/)
+    }
+    assert.strictEqual(await countFor("fwd-open"), before)
+    assert.strictEqual((await raw(form({ from: "15889999", content: freshSms() }), { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" })).http, 200)
+    assert.strictEqual((await raw(JSON.stringify({ from: "15889999", content: freshSms() }), { "content-type": "application/json; charset=utf-8" })).http, 200)
+  })
+
+  it("a lone surrogate in SmsForwarder's `content` or SMS Gateway's `payload.message`: 400, not 500, nothing stored", async () => {
+    const before = (await smsRows(db)).length
+    const forwarder = await raw(JSON.stringify({ from: "15889999", content: `${freshSms()} \ud800`, timestamp: String(Date.now()) }), { "content-type": "application/json" })
+    assertError(forwarder, 400, "bad_request")
+    assert.include(forwarder.body.data.detail, "`content`")
+    const gateway = await pushGateway(push.url, "gw-1", { messageId: "lone-1", from: "15889999", sms: `${freshSms()} \udc00`, secret: "gw-secret" })
+    assertError(gateway, 400, "bad_request")
+    assert.include(gateway.body.data.detail, "`payload.message`")
+    assert.strictEqual((await smsRows(db)).length, before)
   })
 })
 

@@ -19,7 +19,10 @@ const statuses = async (server: Running, token: string | null, body: unknown = {
   Promise.all(routes.map(async (path) => {
     const answer = await post(server.url, path, body, { token })
     return answer.http === 401 ? (assert.deepStrictEqual(answer.body, {
-      status: 401, msg: "unauthorized", data: { detail: "missing or wrong X-Internal-Service-Token", issues: [] }
+      status: 401,
+      msg: "unauthorized",
+      // Which caller the route takes, never anything about the token presented.
+      data: { detail: "missing or wrong X-Internal-Service-Token: this route takes admin_service's token (SVC_INTERNAL_SERVICE_TOKEN_ADMIN)", issues: [] }
     }), 401) : answer.http
   }))
 

@@ -1,19 +1,25 @@
 // Input PostgreSQL cannot hold is a 400 at the schema, on every route: the string and time fields
 // are found by walking the API definitions (recon's and admin's HttpApi, the forwarders' body
 // schemas), not listed by hand. Each request starts from a payload that is valid (checked: the
-// server does not answer it 400), with one field replaced by a NUL string or a time out of range.
+// server does not answer it 400), with one field replaced by a NUL string, a lone UTF-16
+// surrogate or a time out of range, or with a key that is a lone surrogate; nothing is stored.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { Schema, SchemaAST } from "effect"
+import { Effect, Schema, SchemaAST } from "effect"
+import { SqlClient } from "effect/sql"
 import { HttpApi } from "effect/http-api"
 import { AdminApi } from "../../src/admin/AdminApi.ts"
 import { SmsForwarderBody, SmsGatewayEnvelope, SmsReceivedPayload } from "../../src/domain/PushFormats.ts"
 import { ReconApi } from "../../src/http/ReconApi.ts"
 import { adminEnv, request, startAdmin } from "../admin/support.ts"
-import { createMigratedDatabase } from "../support/database.ts"
+import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { post, RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
-import { register, startPushServer } from "../support/worker.ts"
+import { startWallet } from "../support/wallet.ts"
+import { register, smsRows, startPushServer } from "../support/worker.ts"
 
 const NUL = "a\u0000b"
+// JSON.stringify writes it as the escape `\ud800`, as a client's JSON would carry it.
+const LONE = "a\ud800b"
+const LONE_KEY = "\udc00"
 const BAD_TIMES = ["-271821-04-20T00:00:00Z", "+200000-01-01T00:00:00Z", "0000-12-31T23:59:59Z"]
 
 interface Field {
@@ -90,7 +96,7 @@ const casesOf = (api: typeof ReconApi | typeof AdminApi): Array<Case> => {
       const extra = Object.entries(baseExtras).find(([path]) => endpoint.path.endsWith(path))?.[1] ?? {}
       const base = { ...requiredOnly(schema.ast), ...extra }
       for (const field of fieldsOf(schema.ast)) {
-        for (const value of field.kind === "time" ? BAD_TIMES : [NUL]) {
+        for (const value of field.kind === "time" ? [...BAD_TIMES, LONE] : [NUL, LONE]) {
           cases.push({ route: endpoint.path, field: field.name, path: field.path, value, base })
         }
       }
@@ -105,6 +111,26 @@ const assertRefusedAtSchema = (answer: { http: number; body: any }, field: strin
   const named = JSON.stringify(answer.body.data)
   assert.include(named, field.split(".").at(-1)!, `${label}: the answer names the field`)
 }
+
+/** A lone surrogate as a key: the answer names it (with U+FFFD where it was ill-formed). */
+const assertKeyRefused = (answer: { http: number; body: any }, label: string) => {
+  assert.strictEqual(answer.http, 400, `${label}: ${JSON.stringify(answer.body)}`)
+  assert.strictEqual(answer.body.msg, "bad_request", label)
+  assert.include(answer.body.data.detail, "lone UTF-16 surrogate", label)
+  assert.deepStrictEqual(answer.body.data.issues.map((issue: any) => issue.path), [["\ufffd"]], label)
+}
+
+/** Rows in every table a request could write. */
+const rowCounts = (databaseUrl: string) =>
+  runSql(databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<Record<string, string>>`SELECT
+      (SELECT count(*) FROM recon.shooter_device) AS devices, (SELECT count(*) FROM recon.shooter_push) AS pushes,
+      (SELECT count(*) FROM recon.shooter_phone) AS phones, (SELECT count(*) FROM recon.shooter_sms) AS sms,
+      (SELECT count(*) FROM recon.shooter_template_recharge) AS templates, (SELECT count(*) FROM recon.sms_decision) AS decisions,
+      (SELECT count(*) FROM wallet.ledger) AS ledger, (SELECT count(*) FROM admin.operator) AS operators`
+    return row
+  }))
 
 let db: string
 beforeAll(async () => {
@@ -129,16 +155,21 @@ describe("recon_service routes", () => {
     assert.isTrue(cases.some((c) => c.field === "since" && c.value === BAD_TIMES[0]))
   })
 
-  it("answers 400 for a NUL character in every string field and an out-of-range time in every time field", async () => {
+  it("answers 400 for a NUL character or a lone surrogate in every string field, an out-of-range time in every time field, a lone surrogate as a key", async () => {
     const routes = new Set(cases.map((c) => c.route))
     for (const route of routes) {
       const base = cases.find((c) => c.route === route)!.base
       const valid = await post(recon.url, route, base)
       assert.notStrictEqual(valid.http, 400, `${route}: the base payload is valid: ${JSON.stringify(valid.body)}`)
     }
+    const before = await rowCounts(db)
     for (const c of cases) {
       assertRefusedAtSchema(await post(recon.url, c.route, withValue(c.base, c.path, c.value)), c.field, `${c.route} ${c.field}=${JSON.stringify(c.value)}`)
     }
+    for (const route of routes) {
+      assertKeyRefused(await post(recon.url, route, { ...cases.find((c) => c.route === route)!.base, [LONE_KEY]: 1 }), route)
+    }
+    assert.deepStrictEqual(await rowCounts(db), before)
   })
 })
 
@@ -151,14 +182,28 @@ describe("admin_service routes", () => {
 
   const cases = casesOf(AdminApi)
 
-  it("answers 400 for a NUL character in every string field (the login account included)", async () => {
+  it("answers 400 for a NUL character or a lone surrogate in every string field (the login account included), a lone surrogate as a key", async () => {
     assert.isTrue(cases.some((c) => c.route === "/api/auth/login" && c.field === "account"))
     const headers = { "x-internal-service-token": RECON_TOKEN }
     for (const c of cases) {
       const valid = await request(admin.url, c.route, { body: c.base, headers })
       assert.notStrictEqual(valid.http, 400, `${c.route}: the base payload is valid`)
       assertRefusedAtSchema(await request(admin.url, c.route, { body: withValue(c.base, c.path, c.value), headers }), c.field, `${c.route} ${c.field}`)
+      assertKeyRefused(await request(admin.url, c.route, { body: { ...c.base, [LONE_KEY]: 1 }, headers }), c.route)
     }
+  })
+})
+
+describe("wallet_service routes", () => {
+  let wallet: Running
+  beforeAll(async () => {
+    wallet = await startWallet(db)
+  })
+  afterAll(() => wallet?.close())
+
+  it("answers 400 for a lone surrogate as a key (its fields are numbers)", async () => {
+    const answer = await post(wallet.url, "/internal/wallet/deposit/agree", { deposit_id: 1, [LONE_KEY]: 1 }, { token: RECON_TOKEN })
+    assertKeyRefused(answer, "deposit/agree")
   })
 })
 
@@ -187,26 +232,33 @@ describe("the push port", () => {
     payload: { messageId: `m-${i}-${Date.now()}`, message: `hello ${i}`, phoneNumber: "15889999", sender: "15889999", receivedAt: new Date().toISOString() }
   })
 
-  it("answers 400 for a NUL character in every string field and an out-of-range time, of both forwarders", async () => {
+  it("answers 400 (never 500) for a NUL character or a lone surrogate in every string field and an out-of-range time, of both forwarders; nothing is stored", async () => {
     const forwarderFields = fieldsOf(SmsForwarderBody.ast)
     const gatewayFields = [...fieldsOf(SmsGatewayEnvelope.ast), ...fieldsOf(SmsReceivedPayload.ast, ["payload"])]
     assert.isTrue(gatewayFields.some((f) => f.name === "payload.messageId"))
     assert.isTrue(gatewayFields.some((f) => f.name === "payload.receivedAt" && f.kind === "time"))
     assert.strictEqual((await send("nul-fwd", forwarderBase())).http, 200)
     assert.strictEqual((await send("nul-gw", gatewayBase(0))).http, 200)
+    const stored = (await smsRows(db, ["nul-fwd", "nul-gw"])).length
     for (const field of forwarderFields) {
-      for (const value of field.kind === "time" ? BAD_TIMES : [NUL]) {
+      for (const value of field.kind === "time" ? [...BAD_TIMES, LONE] : [NUL, LONE]) {
         const answer = await send("nul-fwd", withValue(forwarderBase(), field.path, value))
         assert.strictEqual(answer.http, 400, `smsforwarder ${field.name}: ${JSON.stringify(answer.body)}`)
       }
     }
     let i = 1
     for (const field of gatewayFields) {
-      for (const value of field.kind === "time" ? BAD_TIMES : [NUL]) {
+      for (const value of field.kind === "time" ? [...BAD_TIMES, LONE] : [NUL, LONE]) {
         const answer = await send("nul-gw", withValue(gatewayBase(i++), field.path, value))
         assert.strictEqual(answer.http, 400, `sms-gateway ${field.name}=${JSON.stringify(value)}: ${JSON.stringify(answer.body)}`)
       }
     }
+    for (const [device, body] of [["nul-fwd", { ...forwarderBase(), [LONE_KEY]: "x" }], ["nul-gw", withValue(gatewayBase(i++), ["payload", LONE_KEY], "x")]] as const) {
+      const answer = await send(device, body)
+      assert.strictEqual(answer.http, 400, `${device} key: ${JSON.stringify(answer.body)}`)
+      assert.include(answer.body.data.detail, "lone UTF-16 surrogate")
+    }
+    assert.strictEqual((await smsRows(db, ["nul-fwd", "nul-gw"])).length, stored)
   })
 
   it("answers 400 for a device id no registration can have (a NUL character)", async () => {

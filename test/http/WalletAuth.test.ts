@@ -17,7 +17,10 @@ const codes = async (server: Running, tokens: ReadonlyArray<string | null>) =>
   Promise.all(tokens.map(async (token) => {
     const a = await agree(server.url, { deposit_id: 999_999 }, { token })
     const b = await balance(server.url, playerId, token)
-    if (a.http === 401) assert.deepStrictEqual(a.body, { status: 401, msg: "unauthorized", data: { detail: "missing or wrong X-Internal-Service-Token", issues: [] } })
+    if (a.http === 401) assert.deepStrictEqual(a.body, { status: 401, msg: "unauthorized", data: {
+      detail: "missing or wrong X-Internal-Service-Token: this route takes the recon worker's token (SVC_INTERNAL_SERVICE_TOKEN_RECON)",
+      issues: []
+    } })
     return `${a.http}/${b.http}`
   }))
 

@@ -3,7 +3,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createTestDatabase } from "../support/database.ts"
-import { spawnCommand, waitForUrl } from "../support/process.ts"
+import { servicePorts, spawnCommand, waitForUrl } from "../support/process.ts"
 import { ADMIN_TOKEN, RECON_TOKEN } from "../support/recon.ts"
 import { agree, balance, createDeposit } from "../support/wallet.ts"
 
@@ -36,20 +36,18 @@ describe("wallet process", () => {
 
   it("`all` serves wallet_service on SVC_WALLET_PORT and names it in its banner", async () => {
     const databaseUrl = await createTestDatabase("wall")
-    const [recon, push, admin, wallet] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
+    const { wallet, env: ports } = await servicePorts()
     const { child, output, exited } = spawnCommand(["all"], {
       DATABASE_URL: databaseUrl,
-      SVC_RECON_PORT: String(recon),
-      SVC_PUSH_PORT: String(push),
-      SVC_ADMIN_PORT: String(admin),
-      SVC_WALLET_PORT: String(wallet),
+      ...ports,
       SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
       SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
-      SVC_WORKER_HEARTBEAT_FILE: `/tmp/recon-wall-${process.pid}.heartbeat`,
       LOG_LEVEL: "warn"
     })
     try {
       assert.isTrue(await waitForUrl(`http://127.0.0.1:${wallet}/health`, 60_000), output())
+      // The banner comes once all four servers listen, the wallet's /health may answer before.
+      for (let i = 0; i < 200 && !output().includes("wallet_service "); i++) await new Promise((resolve) => setTimeout(resolve, 50))
       assert.include(output(), `wallet_service   http://127.0.0.1:${wallet}`)
       const answer = await agree(`http://127.0.0.1:${wallet}`, { deposit_id: 1 })
       assert.deepStrictEqual([answer.http, answer.body.data.detail], [404, "deposit 1 not found"])

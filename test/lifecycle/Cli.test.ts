@@ -1,14 +1,14 @@
 // What a user reads from the command line: help at the top level and per command, a database
-// that cannot be reached as one line (no password, exit 1), and logs on stderr apart from the
-// commands' own output on stdout.
+// that cannot be reached or a port another process holds as one line (no password, exit 1, no
+// banner), and logs on stderr apart from the commands' own output on stdout, one line per request.
 import { assert, describe, it } from "@effect/vitest"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { commands } from "../../src/commands/Commands.ts"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
-import { createTestDatabase } from "../support/database.ts"
-import { spawnCommand, waitForUrl } from "../support/process.ts"
-import { ADMIN_TOKEN } from "../support/recon.ts"
+import { createMigratedDatabase, createTestDatabase } from "../support/database.ts"
+import { servicePorts, spawnCommand, waitForUrl } from "../support/process.ts"
+import { ADMIN_TOKEN, RECON_TOKEN } from "../support/recon.ts"
 
 const run = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const spawned = spawnCommand(args, env)
@@ -114,12 +114,36 @@ describe("a port another process holds", () => {
         DATABASE_URL: databaseUrl, SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN, SVC_RECON_PORT: String(port), SVC_BIND_HOST: "127.0.0.1"
       })
       assert.strictEqual(code, 1, stderr)
-      assert.include(stderr, `error: cannot listen on 127.0.0.1:${port}: the port is in use (is recon already running?)\n`)
+      assert.include(stderr, `error: recon_service cannot listen on 127.0.0.1:${port} (SVC_RECON_PORT): the port is in use (is recon already running?)\n`)
       assert.notInclude(stderr, "ServeError")
+      // It never ran: no line says it stopped.
+      assert.notInclude(stderr, "recon_service stopped")
     } finally {
       holder.close()
     }
   })
+
+  it("`all` beside a running one: no banner, one line naming the service and its port key, exit 1", async () => {
+    const databaseUrl = await createMigratedDatabase("cli")
+    const holder = createServer()
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve))
+    const held = (holder.address() as AddressInfo).port
+    try {
+      const { code, stdout, stderr } = await run(["all"], {
+        DATABASE_URL: databaseUrl,
+        SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
+        SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
+        SVC_WALLET_PORT: String(held)
+      })
+      assert.strictEqual(code, 1, stderr)
+      assert.strictEqual(stdout, "", "the banner is printed only once every server listens")
+      const errors = stderr.split("\n").filter((line) => line.startsWith("error: "))
+      assert.deepStrictEqual(errors, [`error: wallet_service cannot listen on 127.0.0.1:${held} (SVC_WALLET_PORT): the port is in use (is recon already running?)`])
+      assert.notInclude(stderr, "wallet_service stopped")
+    } finally {
+      holder.close()
+    }
+  }, 120_000)
 })
 
 describe("log destinations", () => {
@@ -133,7 +157,7 @@ describe("log destinations", () => {
     assert.notMatch(first.stdout + again.stdout, /\b(DEBUG|INFO|WARN|ERROR)\b/)
   })
 
-  it("a service logs on stderr (its banner on stdout); /health polls only at debug", async () => {
+  it("a service logs on stderr (its banner on stdout); /health polls only at debug, with fiber ids", async () => {
     const databaseUrl = await createTestDatabase("cli")
     const port = await freePort()
     const recon = spawnCommand(["recon"], { DATABASE_URL: databaseUrl, SVC_RECON_PORT: String(port), SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN, LOG_LEVEL: "debug" })
@@ -146,14 +170,71 @@ describe("log destinations", () => {
       assert.match(recon.stdout(), /^recon_service {4}http:\/\/\[::\]:\d+ \(all interfaces\) /)
       assert.notMatch(recon.stdout(), /\b(DEBUG|INFO|WARN|ERROR)\b/)
       assert.match(recon.stderr(), /migrations applied: /)
-      assert.match(recon.stderr(), /INFO[^\n]*: Listening on/)
+      assert.match(recon.stderr(), /INFO \(#\d+\): Listening on/)
       // the health polls: debug lines, never the info line every other request gets
-      assert.isAtLeast((recon.stderr().match(/DEBUG[^\n]*: GET \/health 200/g) ?? []).length, 3)
-      assert.notInclude(recon.stderr(), "http.url: /health\n")
-      assert.include(recon.stderr(), "http.url: /internal/recon/stats/top-info")
+      assert.isAtLeast((recon.stderr().match(/DEBUG \(#\d+\): GET \/health 200 \d+ms\n/g) ?? []).length, 3)
+      assert.notMatch(recon.stderr(), /INFO[^\n]*: GET \/health/)
+      assert.match(recon.stderr(), /INFO \(#\d+\): POST \/internal\/recon\/stats\/top-info 401 \d+ms\n/)
     } finally {
       recon.child.kill("SIGTERM")
       await recon.exited
     }
   })
+
+  it("at info, each request of every service is one line (method, path, status, duration), without fiber ids; the banner follows the servers", async () => {
+    const databaseUrl = await createMigratedDatabase("cli")
+    const { recon, push, admin, wallet, env: ports } = await servicePorts()
+    const all = spawnCommand(["all"], {
+      DATABASE_URL: databaseUrl,
+      ...ports,
+      SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
+      SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN
+    })
+    const at = (port: number) => `http://127.0.0.1:${port}`
+    try {
+      assert.isTrue(await waitForUrl(`${at(recon)}/health`, 90_000), all.output())
+      for (let i = 0; i < 200 && !all.stdout().includes("wallet_service "); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      // The banner is written once the four servers listen.
+      const output = all.output()
+      assert.strictEqual((output.slice(0, output.indexOf("recon_service ")).match(/Listening on/g) ?? []).length, 4, output)
+
+      const json = { "content-type": "application/json" }
+      const added = await fetch(`${at(recon)}/internal/recon/pushsvc/add_device`, {
+        method: "POST",
+        headers: { ...json, "x-internal-service-token": ADMIN_TOKEN },
+        body: JSON.stringify({ device_id: "log-phone", format: "smsforwarder" })
+      })
+      assert.strictEqual(added.status, 200)
+      const pushed = await fetch(`${at(push)}/push/log-phone`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ from: "15889999", content: "[Web발신]\nKB 입금 1,000 홍길동", timestamp: String(Date.now()) })
+      })
+      assert.strictEqual(pushed.status, 200)
+      assert.strictEqual((await fetch(`${at(wallet)}/internal/wallet/balance?player_id=1&token=secret`)).status, 401)
+      assert.strictEqual((await fetch(`${at(admin)}/api/auth/login`, { method: "POST", headers: json, body: "{\"account\":1}" })).status, 400)
+      await fetch(`${at(recon)}/health`)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+
+      const lines = all.stderr().split("\n")
+      const requestLines = (path: string) => lines.filter((line) => line.includes(` ${path} `))
+      for (const [path, line] of [
+        ["/internal/recon/pushsvc/add_device", /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: POST \/internal\/recon\/pushsvc\/add_device 200 \d+ms$/],
+        ["/push/log-phone", /^\[[\d:.]+\] INFO: POST \/push\/log-phone 200 \d+ms$/],
+        // The query (where a websocket's token travels) is never logged.
+        ["/internal/wallet/balance", /^\[[\d:.]+\] INFO: GET \/internal\/wallet\/balance 401 \d+ms$/],
+        ["/api/auth/login", /^\[[\d:.]+\] INFO: POST \/api\/auth\/login 400 \d+ms$/]
+      ] as const) {
+        assert.strictEqual(requestLines(path).length, 1, `${path}: ${all.stderr()}`)
+        assert.match(requestLines(path)[0]!, line)
+      }
+      assert.deepStrictEqual(requestLines("/health"), [], "the health polls are not logged at info")
+      assert.notInclude(all.stderr(), "secret")
+      assert.notMatch(all.stderr(), /\(#\d+\)/, "no fiber ids at info")
+      assert.notMatch(all.stderr(), /^\s+http\./m, "no annotation lines under a request's line")
+    } finally {
+      all.child.kill("SIGTERM")
+      await all.exited
+    }
+  }, 120_000)
 })

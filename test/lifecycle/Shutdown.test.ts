@@ -82,6 +82,8 @@ describe("`all` on the embedded database", () => {
         assert.isTrue(await waitForUrl(`http://127.0.0.1:${reconPort}/health`, 90_000), all.output())
         // admin_service says that it listens, like the other three (recon, worker, wallet)
         assert.isTrue(await waitUntil(() => (all.stderr().match(/Listening on/g) ?? []).length === 4, 30_000), all.stderr())
+        // The banner follows once every service is up.
+        assert.isTrue(await waitUntil(() => all.stdout().includes("dev tokens kept in"), 30_000), all.stdout())
 
         // The dev tokens: made once, kept in .data/dev-tokens.env (0600), the same at every start.
         const tokenFile = join(cwd, ".data", "dev-tokens.env")
@@ -100,7 +102,8 @@ describe("`all` on the embedded database", () => {
         // Probes do not flood the log; logs go to stderr, stdout holds only the banner.
         for (let i = 0; i < 5; i++) assert.strictEqual((await fetch(`http://127.0.0.1:${reconPort}/health`)).status, 200)
         await sleep(100)
-        assert.notInclude(all.stderr(), "http.url: /health", "a /health poll was logged at info")
+        assert.notMatch(all.stderr(), /INFO[^\n]*: GET \/health /, "a /health poll was logged at info")
+        assert.match(all.stderr(), /INFO: POST \/internal\/recon\/stats\/top-info 200 \d+ms\n/)
         assert.notMatch(all.stdout(), /\b(INFO|WARN|ERROR)\b/)
 
         if (round === 0) {

@@ -92,7 +92,9 @@ describe("exactly one candidate", () => {
       const { data } = answer.body
       assert.strictEqual(data.status, "approved")
       assert.strictEqual(data.deposit_id, deposit)
-      assert.strictEqual(data.match.decision, "approving")
+      // What happened last: the wallet agreed (the match itself decided to approve).
+      assert.strictEqual(data.match.decision, "approved")
+      assert.strictEqual(data.match.reason, "exactly one pending deposit matches")
       assert.deepStrictEqual(data.match.candidates.map((c: any) => c.deposit_id), [deposit])
       assert.strictEqual(data.match.wallet.answer, "approved")
       assert.strictEqual(data.match.wallet.attempts, 1)
@@ -253,7 +255,9 @@ describe("the wallet's answers", () => {
         (await smsState(db, conflicting)).status === "manual_review" &&
         (await smsState(db, unknown)).status === "manual_review")
       assert.strictEqual((yield* Effect.promise(() => walletState(db, resolved))).smsId, byPerson)
+      assert.strictEqual((yield* status(db, byPerson)).match.decision, "approved")
       const conflict = (yield* status(db, conflicting)).match
+      assert.strictEqual(conflict.decision, "manual_review")
       assert.strictEqual(conflict.wallet.answer, "conflict")
       assert.match(conflict.reason, /409/)
       const notFound = (yield* status(db, unknown)).match
@@ -371,6 +375,7 @@ describe("the wallet's answers", () => {
       yield* until("approved", async () => (await smsState(db, sms)).status === "approved")
       const state = yield* status(db, sms)
       assert.strictEqual(state.match.wallet.answer, "replayed")
+      assert.strictEqual(state.match.decision, "approved")
       assert.strictEqual(state.match.wallet.attempts, 1)
       assert.strictEqual(standIn!.calls.length, 2)
       const wallet = yield* Effect.promise(() => walletState(db, deposit))

@@ -1,7 +1,9 @@
 // Commands as real child processes (`node src/main.ts …`; Node 24 runs the TypeScript directly).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { inject } from "vitest"
+import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 
 export interface Spawned {
   readonly child: ChildProcess
@@ -21,11 +23,36 @@ export interface SpawnOptions {
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 
-/** Runs a script (a path from the project's root) with a clean environment (PATH plus `env`), collecting stdout and stderr. */
+let spawned = 0
+
+/**
+ * The environment of a command a test runs: PATH, then ports the system chooses and a heartbeat
+ * file of its own (in the run's scratch directory, removed with the run), then `env`. A test
+ * never binds a fixed port or writes the heartbeat of a running `npm start` (8016–8019,
+ * /tmp/recon-worker.heartbeat), not even by leaving a key out.
+ */
+const commandEnv = (env: Record<string, string>): Record<string, string> => ({
+  PATH: process.env.PATH ?? "",
+  SVC_RECON_PORT: "0",
+  SVC_PUSH_PORT: "0",
+  SVC_ADMIN_PORT: "0",
+  SVC_WALLET_PORT: "0",
+  SVC_WORKER_HEARTBEAT_FILE: join(inject("scratchDir"), `${process.pid}-${++spawned}.heartbeat`),
+  ...env
+})
+
+/** Four free ports for `all`, and the environment that sets them. */
+export const servicePorts = async () => {
+  const [recon, push, admin, wallet] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
+  const env = { SVC_RECON_PORT: String(recon), SVC_PUSH_PORT: String(push), SVC_ADMIN_PORT: String(admin), SVC_WALLET_PORT: String(wallet) }
+  return { recon, push, admin, wallet, env }
+}
+
+/** Runs a script (a path from the project's root) with a clean environment ({@link commandEnv}), collecting stdout and stderr. */
 export const spawnScript = (args: ReadonlyArray<string>, env: Record<string, string>, options: SpawnOptions = {}): Spawned => {
   const [script, ...rest] = args
   const child = spawn(process.execPath, [resolve(ROOT, script!), ...rest], {
-    env: { PATH: process.env.PATH ?? "", ...env },
+    env: commandEnv(env),
     stdio: ["ignore", "pipe", "pipe"],
     ...options
   })
@@ -53,11 +80,11 @@ export interface Finished {
   readonly stderr: string
 }
 
-/** Runs `node src/main.ts …args` to its end with a clean environment (PATH plus `env`); killed after 90 s. */
+/** Runs `node src/main.ts …args` to its end with a clean environment ({@link commandEnv}); killed after 90 s. */
 export const runCommandToEnd = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Finished> =>
   new Promise((resolve) => {
     const child = spawn(process.execPath, ["src/main.ts", ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
+      env: commandEnv(env),
       stdio: ["ignore", "pipe", "pipe"],
       timeout: 90_000
     })

@@ -6,12 +6,12 @@ import { type Env, readSync, readWalletSettings } from "../../src/config/AppConf
 import { DepositStore } from "../../src/db/DepositStore.ts"
 import { walletRoutes } from "../../src/http/WalletServer.ts"
 import { runSql, sqlLayer } from "./database.ts"
-import { post, RECON_TOKEN, serveLayer } from "./recon.ts"
+import { httpSettings, post, RECON_TOKEN, serveLayer } from "./recon.ts"
 
 /** wallet_service on a database URL with the given environment (tokens; default: the recon token). */
 export const startWallet = (databaseUrl: string, env: Env = { SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN }, sql: Layer.Layer<SqlClient.SqlClient, unknown> = sqlLayer(databaseUrl)) => {
   const settings = readSync(env, readWalletSettings)
-  return serveLayer(walletRoutes(settings).pipe(Layer.provide(sql), Layer.orDie))
+  return serveLayer(walletRoutes(settings).pipe(Layer.provide(sql), Layer.orDie), httpSettings(env))
 }
 
 /** POST /internal/wallet/deposit/agree with the recon token (or `token`). */
