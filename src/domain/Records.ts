@@ -22,6 +22,8 @@ const registrationFields = {
   name: NullableString,
   format: PushFormat,
   api_url: NullableString,
+  /** Seconds without an SMS after which the phone counts as silent (an alert); null: never. */
+  silence_alert_s: Schema.NullOr(Schema.Int),
   enabled: Schema.Boolean,
   listener_status: Schema.String
 }
@@ -30,7 +32,6 @@ const registrationFields = {
 export const RegistrationRow = Schema.Struct({
   id: DbId,
   ...registrationFields,
-  silence_alert_s: Schema.NullOr(Schema.Number),
   last_event_at: DbTimeOrNull,
   created_at: DbTime
 })
@@ -119,11 +120,20 @@ export const ReviewItemRow = Schema.Struct({
 export const ReviewItem = Schema.toType(ReviewItemRow)
 export type ReviewItem = typeof ReviewItem.Type
 
-/** One person's decision on an SMS (sms/check, sms/resolve), as sms/get shows it inside `match`. */
+export const DecisionAction = Schema.Literals(["pass", "reject", "approve", "assign"])
+export type DecisionAction = typeof DecisionAction.Type
+
+/** One person's decision on an SMS (sms/check, sms/resolve, sms/assign), as sms/get shows it inside `match`. */
 export const DecisionRow = Schema.Struct({
   operator: NullableString,
-  action: Schema.Literals(["pass", "reject", "approve"]),
+  /** Who confirmed it, for a decision over the second-approval amount. */
+  second_operator: NullableString,
+  action: DecisionAction,
   deposit_id: Schema.NullOr(DbId),
+  /** What an `assign` read by eye. */
+  payer_name: NullableString,
+  amount: NullableString,
+  reason: NullableString,
   from_status: SmsStatus,
   to_status: SmsStatus,
   decided_at: DbTime

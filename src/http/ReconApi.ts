@@ -2,6 +2,7 @@
 // ReconServer, documented at /internal/recon/openapi.json, and the source of admin's typed client.
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { DecimalAmount } from "../domain/Money.ts"
 import { PgIsoTime, PgString } from "../domain/PgValues.ts"
 import { Device, PushFormat, Phone, Registration, Sms, SmsDetail, SmsStatus, Template, TopInfo } from "../domain/Records.ts"
 import { CallerAuth } from "./CallerAuth.ts"
@@ -12,8 +13,12 @@ export const opt = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schem
 const Text = (max: number) => PgString.check(Schema.isMaxLength(max))
 const NonEmptyText = (max: number) => PgString.check(Schema.isMinLength(1), Schema.isMaxLength(max))
 export const Id = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
-/** Who decided (/shooter/sms/check, /shooter/sms/resolve). */
-const Operator = NonEmptyText(64)
+/** Who decided (/shooter/sms/check, /shooter/sms/resolve, /shooter/sms/assign). */
+export const Operator = NonEmptyText(64)
+/** Why, in the operator's words (kept with the decision). */
+export const Reason = Text(500)
+/** A payer's name as a person reads it off an SMS. */
+export const PayerName = NonEmptyText(64).check(Schema.makeFilter((s: string) => s.trim() !== "" || "must not be blank"))
 
 export const Paging = {
   page: opt(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
@@ -83,14 +88,28 @@ export class SmsGroup extends HttpApiGroup.make("sms").add(
   }, Page(Sms)),
   post("get", "/shooter/sms/get", ById.fields, SmsDetail),
   post("reset", "/shooter/sms/reset", ById.fields, Sms),
-  post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]), operator: opt(Operator) }, Sms),
+  post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]), operator: opt(Operator), reason: opt(Reason) }, Sms),
   post("resolve", "/shooter/sms/resolve", {
     id: Id,
     action: Schema.Literals(["approve", "reject"]),
     deposit_id: opt(Id),
-    operator: Operator
+    operator: Operator,
+    second_operator: opt(Operator),
+    reason: opt(Reason)
   }, Sms).annotate(OpenApi.Description, "How a person ends a review: approve a manual_review or unmatched SMS to a pending " +
-    "deposit of its amount (then approving, and the worker takes it through the wallet), or reject it. 409 in any other status.")
+    "deposit of its amount (then approving, and the worker takes it through the wallet), or reject it. 409 in any other " +
+    "status. second_operator: who confirmed a decision that needed a second approval."),
+  post("assign", "/shooter/sms/assign", {
+    id: Id,
+    payer_name: PayerName,
+    amount: DecimalAmount,
+    operator: Operator,
+    second_operator: opt(Operator),
+    reason: opt(Reason)
+  }, Sms).annotate(OpenApi.Description, "A parse_failed or ignored SMS read by a person: it becomes parsed with that payer " +
+    "name and amount (parse.reader \"operator\") and goes on to matching. 409 in any other status."),
+  post("dismiss", "/shooter/sms/dismiss", { id: Id, operator: Operator, reason: opt(Reason) }, Sms)
+    .annotate(OpenApi.Description, "A parse_failed SMS a person found is no money to credit: rejected. 409 in any other status.")
 ) {}
 
 export class DeviceGroup extends HttpApiGroup.make("device").add(
