@@ -280,10 +280,13 @@ const make = Effect.gen(function*() {
         return { ...row, match: { ...found, decisions } }
       }),
 
-    resetSms: (id: number) =>
+    /** Back to `received`, so parse and match run again; `ifStatus`: only from that status. */
+    resetSms: (id: number, ifStatus?: SmsStatus) =>
       changeSmsStatus(id, (status) =>
         status === "approving" || status === "approved"
           ? new SmsMoneyMoved({ smsId: id, status })
+          : ifStatus !== undefined && status !== ifStatus
+          ? new SmsStatusConflict({ smsId: id, status, expected: [ifStatus] })
           : undefined, sql`status = 'received', bank = NULL, payer_name = NULL, amount = NULL, deposit_id = NULL,
             template_id = NULL, parse_detail = NULL, match_detail = NULL, duplicate_of = NULL`),
 

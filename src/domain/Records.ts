@@ -100,26 +100,6 @@ export const SmsDetailRow = Schema.Struct({
 })
 export const SmsDetail = Schema.toType(SmsDetailRow)
 
-/** A pending deposit an SMS under review could be approved to: the player's, of the SMS's amount. */
-export const ReviewCandidateRow = Schema.Struct({
-  deposit_id: DbId,
-  player_id: DbId,
-  player_name: Schema.String,
-  from_bank_owner: Schema.String,
-  amount: Schema.String,
-  task_status: Schema.NullOr(Schema.Number),
-  created_at: DbTime
-})
-
-/** An SMS awaiting a person (need_check, manual_review, unmatched), with its candidate deposits. */
-export const ReviewItemRow = Schema.Struct({
-  ...SmsRow.fields,
-  /** manual_review: the deposits of the payer's name; unmatched: any of the amount, the payer's name first. */
-  candidates: Schema.Array(Schema.Struct({ ...ReviewCandidateRow.fields, same_name: Schema.Boolean }))
-})
-export const ReviewItem = Schema.toType(ReviewItemRow)
-export type ReviewItem = typeof ReviewItem.Type
-
 export const DecisionAction = Schema.Literals(["pass", "reject", "approve", "assign"])
 export type DecisionAction = typeof DecisionAction.Type
 

@@ -28,7 +28,7 @@ export const Page = <S extends Schema.Top>(item: S) =>
   Schema.Struct({ items: Schema.Array(item), total: Schema.Int, page: Schema.Int, page_size: Schema.Int })
 
 const ById = Schema.Struct({ id: Id })
-const Deleted = Schema.Struct({ id: Schema.Int })
+export const Deleted = Schema.Struct({ id: Schema.Int })
 
 const post = <const Name extends string, P extends Schema.Struct.Fields, S extends Schema.Top>(
   name: Name,
@@ -46,16 +46,24 @@ const post = <const Name extends string, P extends Schema.Struct.Fields, S exten
 
 export const DeviceIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
+// The bodies admin's console passes on as they are (devices, registrations, the whitelist).
+export const RegistrationListFields = { ...Paging, device_id: opt(Text(64)), enabled: opt(Schema.Boolean) }
+export const AddDeviceFields = {
+  device_id: PgString.check(Schema.isPattern(DeviceIdPattern)),
+  name: opt(Text(200)),
+  format: PushFormat,
+  secret: opt(NonEmptyText(256)),
+  api_url: opt(PgString.check(Schema.isPattern(/^https?:\/\/[^\s]{1,2000}$/))),
+  silence_alert_s: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 30 * 86_400 })))
+}
+export const PhoneListFields = { ...Paging, keyword: opt(Text(64)) }
+export const PhoneAddFields = { phone: NonEmptyText(32), bank: opt(Text(64)), note: opt(Text(500)) }
+export const DeviceListFields = { ...Paging, trusted: opt(Schema.Boolean) }
+export const TrustFields = { id: Id, trusted: opt(Schema.Boolean) }
+
 export class PushsvcGroup extends HttpApiGroup.make("pushsvc").add(
-  post("list", "/pushsvc/list", { ...Paging, device_id: opt(Text(64)), enabled: opt(Schema.Boolean) }, Page(Registration)),
-  post("addDevice", "/pushsvc/add_device", {
-    device_id: PgString.check(Schema.isPattern(DeviceIdPattern)),
-    name: opt(Text(200)),
-    format: PushFormat,
-    secret: opt(NonEmptyText(256)),
-    api_url: opt(PgString.check(Schema.isPattern(/^https?:\/\/[^\s]{1,2000}$/))),
-    silence_alert_s: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 30 * 86_400 })))
-  }, Registration),
+  post("list", "/pushsvc/list", RegistrationListFields, Page(Registration)),
+  post("addDevice", "/pushsvc/add_device", AddDeviceFields, Registration),
   post("delete", "/pushsvc/delete", ById.fields, Deleted)
 ) {}
 
@@ -71,8 +79,8 @@ export class TemplateGroup extends HttpApiGroup.make("template").add(
 ) {}
 
 export class PhoneGroup extends HttpApiGroup.make("phone").add(
-  post("list", "/shooter/phone/list", { ...Paging, keyword: opt(Text(64)) }, Page(Phone)),
-  post("add", "/shooter/phone/add", { phone: NonEmptyText(32), bank: opt(Text(64)), note: opt(Text(500)) }, Phone),
+  post("list", "/shooter/phone/list", PhoneListFields, Page(Phone)),
+  post("add", "/shooter/phone/add", PhoneAddFields, Phone),
   post("delete", "/shooter/phone/delete", ById.fields, Deleted)
 ) {}
 
@@ -87,7 +95,8 @@ export class SmsGroup extends HttpApiGroup.make("sms").add(
     until: opt(PgIsoTime)
   }, Page(Sms)),
   post("get", "/shooter/sms/get", ById.fields, SmsDetail),
-  post("reset", "/shooter/sms/reset", ById.fields, Sms),
+  // if_status (beyond the contract): only while the SMS is still in that status, else 409 (a caller that chose it by its status).
+  post("reset", "/shooter/sms/reset", { id: Id, if_status: opt(SmsStatus) }, Sms),
   post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]), operator: opt(Operator), reason: opt(Reason) }, Sms),
   post("resolve", "/shooter/sms/resolve", {
     id: Id,
@@ -113,8 +122,8 @@ export class SmsGroup extends HttpApiGroup.make("sms").add(
 ) {}
 
 export class DeviceGroup extends HttpApiGroup.make("device").add(
-  post("list", "/shooter/device/list", { ...Paging, trusted: opt(Schema.Boolean) }, Page(Device)),
-  post("trust", "/shooter/device/trust", { id: Id, trusted: opt(Schema.Boolean) }, Device),
+  post("list", "/shooter/device/list", DeviceListFields, Page(Device)),
+  post("trust", "/shooter/device/trust", TrustFields, Device),
   post("delete", "/shooter/device/delete", ById.fields, Deleted)
 ) {}
 

@@ -89,7 +89,7 @@ export const reconHandlers = (pushPublicUrl: string) => {
     return handlers
       .handle("list", ({ payload }) => store.listSms(payload).pipe(Effect.map(ok), answered))
       .handle("get", ({ payload }) => store.getSms(payload.id).pipe(Effect.map(ok), answered))
-      .handle("reset", ({ payload }) => store.resetSms(payload.id).pipe(Effect.map(ok), answered))
+      .handle("reset", ({ payload }) => store.resetSms(payload.id, payload.if_status ?? undefined).pipe(Effect.map(ok), answered))
       .handle("check", ({ payload }) =>
         store.checkSms(payload.id, payload.result, payload.operator ?? null, payload.reason ?? null).pipe(Effect.map(ok), answered))
       .handle("resolve", Effect.fn(function*({ payload }) {

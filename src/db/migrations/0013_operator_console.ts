@@ -51,9 +51,11 @@ export default [
     seen_at timestamptz NOT NULL DEFAULT now(),
     sent_at timestamptz,
     attempts integer NOT NULL DEFAULT 0,
+    -- After a failed send: not before this (backoff).
+    next_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (kind, subject, since)
   )`,
-  `CREATE INDEX alert_notice_unsent_idx ON admin.alert_notice (seen_at) WHERE sent_at IS NULL`,
+  `CREATE INDEX alert_notice_unsent_idx ON admin.alert_notice (next_at) WHERE sent_at IS NULL`,
 
   // A phone is silent after an hour without an SMS unless its registration says otherwise (NULL: never).
   `ALTER TABLE recon.shooter_push ALTER COLUMN silence_alert_s SET DEFAULT 3600`,
