@@ -95,7 +95,7 @@ describe("review list", () => {
 
   it("keeps candidate lists short and distinct: at most 10, with their total; none already being approved", async () => {
     const review = await addSms("manual_review", "도가은", "77000")
-    const deposits = []
+    const deposits: Array<number> = []
     for (let i = 0; i < 13; i++) deposits.push((await addDeposit("도가은", "도가은", "77000", 6)).deposit)
     // One of them is being approved with another SMS: not a candidate.
     await sql(db, (sql) => sql`INSERT INTO recon.shooter_sms (device_id, sender, body, normalized_body, received_at, status, payer_name, amount, deposit_id)
