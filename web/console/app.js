@@ -175,7 +175,7 @@ const route = () => {
     if (/** @type {HTMLElement} */ (link).dataset.view === known) link.setAttribute("aria-current", "page")
     else link.removeAttribute("aria-current")
   }
-  if (known === "queue") showQueue(/** @type {any} */ (STATUSES.includes(/** @type {any} */ (sub)) ? sub : "manual_review"))
+  if (known === "queue") showQueue(/** @type {any} */ (STATUSES.includes(/** @type {any} */ (sub)) ? sub : undefined))
   else if (known === "search") void search()
   else if (known === "audit") void loadAudit()
   else if (known === "devices") void loadDevices()

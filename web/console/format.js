@@ -62,7 +62,7 @@ export const statusWord = (status) => t(`s_${status}`)
 /** @typedef {Record<string, unknown> & { class?: string, dataset?: Record<string, string> }} Props */
 
 /**
- * An element with properties (`class`, `data-*` and ARIA attributes, the rest as properties) and children.
+ * An element with properties (`class`, `data-*`, ARIA and read-only ones as attributes, the rest as properties) and children.
  * @template {keyof HTMLElementTagNameMap} K
  * @param {K} tag
  * @param {Record<string, unknown> | null} [props]
@@ -74,7 +74,7 @@ export const el = (tag, props, ...children) => {
   for (const [key, value] of Object.entries(props ?? {})) {
     if (value === undefined || value === null || value === false) continue
     if (key === "class") node.className = String(value)
-    else if (key.startsWith("data-") || key.startsWith("aria-") || key === "role" || key === "for") node.setAttribute(key, String(value))
+    else if (key.startsWith("data-") || key.startsWith("aria-") || ["role", "for", "list"].includes(key)) node.setAttribute(key, String(value))
     else /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (node))[key] = value
   }
   for (const child of children) if (child !== null && child !== undefined && child !== false) node.append(child)

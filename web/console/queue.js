@@ -26,6 +26,8 @@ const PAGE_SIZE = 20
 const state = {
   /** @type {(typeof STATUSES)[number]} */
   status: "manual_review",
+  /** The operator chose the queue (a tab, a link); until then the first queue with work is shown. */
+  chosen_queue: false,
   page: 1,
   /** @type {Map<number, number>} the deposit chosen per SMS */
   chosen: new Map(),
@@ -38,10 +40,15 @@ const state = {
 /** Listeners told of fresh counts (the counters panel shows them too). */
 export const countsChanged = { listeners: /** @type {Array<(counts: Record<string, number>) => void>} */ ([]) }
 
-/** @param {(typeof STATUSES)[number]} status */
+/**
+ * @param {(typeof STATUSES)[number] | undefined} status the queue to show; undefined: the one shown, or the first with work
+ */
 export const showQueue = (status) => {
-  if (state.status !== status) state.page = 1
-  state.status = status
+  if (status !== undefined) {
+    if (state.status !== status) state.page = 1
+    state.status = status
+    state.chosen_queue = true
+  }
   void loadQueue()
 }
 
@@ -80,6 +87,14 @@ export const loadQueue = async () => {
     const data = answer.data
     if (data.items.length === 0 && state.page > 1) {
       state.page -= 1
+      again = true
+      return
+    }
+    const busy = STATUSES.slice(0, 4).find((s) => data.counts[s] > 0)
+    if (!state.chosen_queue && data.total === 0 && busy !== undefined) {
+      // Nothing here, work elsewhere: show that queue (once; the operator's own choice is kept).
+      state.chosen_queue = true
+      state.status = busy
       again = true
       return
     }
@@ -222,17 +237,17 @@ const candidates = (item) => {
       approve.disabled = state.busy.has(item.id)
     })
     return el("tr", { class: c.same_name ? "same" : "" },
-      el("td", null, radio),
-      el("td", { class: "num" }, el("label", { for: id }, `#${c.deposit_id}`)),
+      el("td", { class: "pick" }, radio),
+      el("td", { class: "num id" }, el("label", { for: id }, `#${c.deposit_id}`)),
       el("td", { class: "player" }, el("label", { for: id }, `${c.player_name} (${t("player")} ${c.player_id})`,
         c.from_bank_owner === c.player_name ? "" : ` · ${t("owner")} ${c.from_bank_owner}`,
         c.task_status === 6 ? ` · ${t("onReview")}` : "")),
-      el("td", { class: "num" }, won(c.amount)),
-      el("td", { class: "num", title: time(c.created_at) }, since(c.created_at)))
+      el("td", { class: "num amount" }, won(c.amount)),
+      el("td", { class: "num age", title: time(c.created_at) }, since(c.created_at)))
   })
   const table = el("table", { class: "candidates", "data-testid": `candidates-${item.id}` },
     el("caption", { class: "visually-hidden" }, t("candidates")),
-    el("thead", null, el("tr", null, el("th", null, ""), el("th", null, t("depositNo")), el("th", null, t("player")), el("th", { class: "num" }, t("amount")), el("th", { class: "num" }, t("age")))),
+    el("thead", null, el("tr", null, el("th", null, ""), el("th", { class: "num" }, t("depositNo")), el("th", null, t("player")), el("th", { class: "num" }, t("amount")), el("th", { class: "num" }, t("age")))),
     el("tbody", null, ...rows))
   const more = item.candidates_total > item.candidates.length
     ? [el("p", { class: "more" }, t("moreCandidates", { n: item.candidates_total - item.candidates.length, shown: item.candidates.length }))]
