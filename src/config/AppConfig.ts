@@ -394,7 +394,7 @@ export interface AdminSettings {
   /** recon_service's base URL and the admin token presented to it. */
   readonly reconUrl: string
   readonly reconToken: Redacted.Redacted<string>
-  /** The worker's push/health port, for the dashboard's loop health. */
+  /** The worker's push/health port, for the console's loop health. */
   readonly workerHealthUrl: string | undefined
   /** Sign-in attempts per account and per address within 15 minutes. */
   readonly signInLimits: SignInLimitSettings

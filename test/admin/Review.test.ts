@@ -231,7 +231,7 @@ describe("activity over the websocket", () => {
       assert.strictEqual((await resolve({ sms_id: review, action: "approve", deposit_id: deposit })).http, 200)
       const after = await nextOf(socket, "activity", (m) => m.data.latest.find((s: any) => s.id === review)?.status === "approving")
       assert.strictEqual(after.data.counts.unmatched, seen.data.counts.unmatched - 1)
-      // The worker and the wallet finish it: the dashboard sees approved, and the counters follow.
+      // The worker and the wallet finish it: the console sees approved, and the counters follow.
       await sql(db, (sql) => Effect.all([
         sql`UPDATE recon.deposit SET status = 'approved', sms_id = ${review}, approved_at = now() WHERE id = ${deposit}`,
         sql`UPDATE recon.shooter_sms SET status = 'approved' WHERE id = ${review}`
