@@ -9,10 +9,10 @@ import { Alerts, notifyOnce } from "../../src/admin/Alerts.ts"
 import { TelegramClient } from "../../src/clients/TelegramClient.ts"
 import { fromEnv, readAdminSettings } from "../../src/config/AppConfig.ts"
 import { AlertStore } from "../../src/db/AlertStore.ts"
-import { createMigratedDatabase, layerFor } from "../support/database.ts"
+import { layerFor } from "../support/database.ts"
 import { apiError, type FakeTelegram, fakeTelegram, TOKEN } from "../support/fakeTelegram.ts"
-import { type Running, startRecon } from "../support/recon.ts"
-import { adminEnv, createOperator, login, request, sql, startAdmin } from "./support.ts"
+import type { Running } from "../support/recon.ts"
+import { adminEnv, consoleBed, request, sql, startAdmin } from "./support.ts"
 
 let db: string
 let recon: Running
@@ -23,18 +23,15 @@ const scope = Scope.makeUnsafe()
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000)
 
+let close: () => Promise<void>
+
 beforeAll(async () => {
-  db = await createMigratedDatabase("admin_alerts")
-  recon = await startRecon(db)
-  admin = await startAdmin(db, adminEnv(recon.url))
-  await createOperator(db, "ada")
-  token = await login(admin.url, "ada")
+  ({ admin, close, db, recon, token } = await consoleBed("admin_alerts"))
   telegram = await Effect.runPromise(Scope.provide(fakeTelegram(), scope))
 })
 afterAll(async () => {
-  await admin.close()
-  await recon.close()
   await Effect.runPromise(Scope.close(scope, { _tag: "Success", value: undefined } as never))
+  await close()
 })
 
 const register = (deviceId: string, silenceS: number | null, createdAt: Date, enabled = true) =>

@@ -5,28 +5,24 @@
 // decision (POST /api/audit/list).
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { createMigratedDatabase } from "../support/database.ts"
-import { type Running, recon as reconCall, startRecon } from "../support/recon.ts"
-import { adminEnv, createOperator, login, request, sql, startAdmin } from "./support.ts"
+import { type Running, recon as reconCall } from "../support/recon.ts"
+import { consoleBed, createOperator, login, request, sql } from "./support.ts"
 
 let db: string
 let recon: Running
 let admin: Running
+let close: () => Promise<void>
 const tokens: Record<string, string> = {}
 
 beforeAll(async () => {
-  db = await createMigratedDatabase("admin_decisions")
-  recon = await startRecon(db)
-  admin = await startAdmin(db, adminEnv(recon.url, { SVC_REVIEW_SECOND_APPROVAL_OVER: "1,000,000" }))
-  for (const name of ["ada", "grace", "linus"]) {
+  const bed = await consoleBed("admin_decisions", { SVC_REVIEW_SECOND_APPROVAL_OVER: "1,000,000" })
+  ;[db, recon, admin, close, tokens["ada"]] = [bed.db, bed.recon, bed.admin, bed.close, bed.token]
+  for (const name of ["grace", "linus"]) {
     await createOperator(db, name)
     tokens[name] = await login(admin.url, name)
   }
 })
-afterAll(async () => {
-  await admin.close()
-  await recon.close()
-})
+afterAll(() => close())
 
 let seq = 0
 const addSms = (status: string, payer: string | null = null, amount: string | null = null, parse: unknown = null) =>

@@ -4,25 +4,21 @@
 // other unread SMS, added through recon, those SMS read again), through HTTP on a real database.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { createMigratedDatabase } from "../support/database.ts"
-import { type Running, recon as reconCall, startRecon } from "../support/recon.ts"
-import { adminEnv, createOperator, login, request, sql, startAdmin } from "./support.ts"
+import { type Running, recon as reconCall } from "../support/recon.ts"
+import { adminEnv, consoleBed, login, request, sql, startAdmin } from "./support.ts"
 
 let db: string
 let recon: Running
 let admin: Running
 let token: string
 
+let close: () => Promise<void>
+
 beforeAll(async () => {
-  db = await createMigratedDatabase("admin_devices")
-  recon = await startRecon(db)
-  admin = await startAdmin(db, adminEnv(recon.url))
-  await createOperator(db, "ada")
-  token = await login(admin.url, "ada")
+  ({ admin, close, db, recon, token } = await consoleBed("admin_devices"))
 })
 afterAll(async () => {
-  await admin.close()
-  await recon.close()
+  await close()
 })
 
 const call = (path: string, body: unknown) => request(admin.url, path, { token, body })

@@ -3,25 +3,21 @@
 // and the `activity` websocket messages that carry the queue and the latest SMS live.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { createMigratedDatabase } from "../support/database.ts"
-import { type Running, recon as reconCall, startRecon } from "../support/recon.ts"
-import { adminEnv, createOperator, login, openSocket, request, type SocketClient, sql, startAdmin } from "./support.ts"
+import { type Running, recon as reconCall } from "../support/recon.ts"
+import { adminEnv, consoleBed, login, openSocket, request, sql, type SocketClient, startAdmin } from "./support.ts"
 
 let db: string
 let recon: Running
 let admin: Running
 let token: string
 
+let close: () => Promise<void>
+
 beforeAll(async () => {
-  db = await createMigratedDatabase("admin_review")
-  recon = await startRecon(db)
-  admin = await startAdmin(db, adminEnv(recon.url))
-  await createOperator(db, "ada")
-  token = await login(admin.url, "ada")
+  ({ admin, close, db, recon, token } = await consoleBed("admin_review"))
 })
 afterAll(async () => {
-  await admin.close()
-  await recon.close()
+  await close()
 })
 
 let seq = 0

@@ -5,12 +5,10 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { csvCell } from "../../src/admin/SmsExport.ts"
-import { createMigratedDatabase } from "../support/database.ts"
-import { type Running, startRecon } from "../support/recon.ts"
-import { adminEnv, createOperator, login, request, sql, startAdmin } from "./support.ts"
+import type { Running } from "../support/recon.ts"
+import { consoleBed, request, sql } from "./support.ts"
 
 let db: string
-let recon: Running
 let admin: Running
 let token: string
 
@@ -34,12 +32,10 @@ const addSms = (s: NewSms) =>
 
 const ids: Record<string, number> = {}
 
+let close: () => Promise<void>
+
 beforeAll(async () => {
-  db = await createMigratedDatabase("admin_search")
-  recon = await startRecon(db)
-  admin = await startAdmin(db, adminEnv(recon.url))
-  await createOperator(db, "ada")
-  token = await login(admin.url, "ada")
+  ({ admin, close, db, token } = await consoleBed("admin_search"))
   ids["kim"] = await addSms({ status: "approved", payer: "김민준", amount: "50000", bank: "KB국민", body: "[KB]834702**717 김민준 입금 50,000", receivedAt: "2026-03-01T10:00:00+09:00" })
   ids["lee"] = await addSms({ status: "manual_review", payer: "이서연", amount: "12.50", bank: "NH농협", body: "농협 입금12.50원 352-****-4273-63 이서연", receivedAt: "2026-03-02T10:00:00+09:00" })
   ids["held"] = await addSms({ status: "need_check", body: "신한 입금 70,000 박서연", device: "phone-b", receivedAt: "2026-03-03T10:00:00+09:00" })
@@ -47,8 +43,7 @@ beforeAll(async () => {
   ids["failed"] = await addSms({ status: "parse_failed", body: "신협 이체입금 / 의뢰인 최윤서 금액(30,000)", receivedAt: "2026-03-05T10:00:00+09:00" })
 })
 afterAll(async () => {
-  await admin.close()
-  await recon.close()
+  await close()
 })
 
 const list = (body: unknown, as: string | null = token) => request(admin.url, "/api/sms/list", { ...(as === null ? {} : { token: as }), body })

@@ -4,7 +4,7 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { createMigratedDatabase, runSql } from "../support/database.ts"
+import { createMigratedDatabase, sql } from "../support/database.ts"
 import { recon, type Running, startRecon } from "../support/recon.ts"
 
 let db: string
@@ -18,10 +18,7 @@ beforeAll(async () => {
 })
 afterAll(() => server.close())
 
-const query = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
-  runSql(db, Effect.gen(function*() {
-    return yield* f(yield* SqlClient.SqlClient)
-  }).pipe(Effect.orDie))
+const query = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => sql(db, f)
 
 let seq = 0
 /** An SMS as parse_loop leaves it, from `sender`. */
