@@ -123,7 +123,8 @@ export const AlertNotifierLive = (chat: AlertChatSettings | undefined) =>
     const telegram = yield* TelegramClient.make({ apiUrl: chat.apiUrl, token: chat.token })
     yield* notifyOnce(chat.chatId).pipe(
       Effect.provideService(TelegramClient, telegram),
-      Effect.catchCause((cause) => Effect.logWarning("alert notifier pass failed", cause)),
+      Effect.catch((error) => Effect.logWarning("alert notifier pass failed (the database is away?); the next pass comes", error)),
+      Effect.catchDefect((defect) => Effect.logError("alert notifier pass failed", defect)),
       Effect.repeat(Schedule.spaced(NOTIFY_EVERY)),
       Effect.forkScoped
     )
