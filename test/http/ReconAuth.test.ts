@@ -27,7 +27,7 @@ const allRefused = (codes: ReadonlyArray<number>) => assert.isTrue(codes.every((
 const noneRefused = (codes: ReadonlyArray<number>) => assert.isTrue(codes.every((c) => c !== 401), codes.join(","))
 
 describe("token stages", () => {
-  it("covers the 18 routes", () => assert.strictEqual(routes.length, 18))
+  it("covers the 20 routes", () => assert.strictEqual(routes.length, 20))
 
   describe("stage A: shared token, per-caller keys unset", () => {
     let server: Running
