@@ -328,7 +328,8 @@ const make = Effect.gen(function*() {
           SET status = ${chosen === null ? "rejected" : "approving"}, deposit_id = ${chosen}, updated_at = now()
           WHERE id = ${r.id} RETURNING ${sql.literal(smsColumns)}`
         const [row] = yield* decodeRows(SmsRow)(rows)
-        yield* decide(r.id, { ...r, deposit_id: chosen }, sms.status, row!.status)
+        // An approval keeps the amount it moves, for the audit.
+        yield* decide(r.id, { ...r, deposit_id: chosen, amount: chosen === null ? null : sms.amount }, sms.status, row!.status)
         yield* clearReviewFlags(r.id, sms, chosen)
         yield* notify("shooter_sms")
         return row!

@@ -110,7 +110,7 @@ export const DecisionRow = Schema.Struct({
   second_operator: NullableString,
   action: DecisionAction,
   deposit_id: Schema.NullOr(DbId),
-  /** What an `assign` read by eye. */
+  /** What an `assign` read by eye; `amount` also what an `approve` moved. */
   payer_name: NullableString,
   amount: NullableString,
   reason: NullableString,

@@ -160,7 +160,7 @@ describe("POST /api/audit/list", () => {
     assert.deepStrictEqual(times, [...times].sort((a, b) => b - a))
     const actions = new Set(items.map((i: any) => i.action))
     for (const action of ["assign", "reject", "approve"]) assert.isTrue(actions.has(action), action)
-    assert.isTrue(items.some((i: any) => i.second_operator === "grace" && i.action === "approve"))
+    assert.isTrue(items.some((i: any) => i.second_operator === "grace" && i.action === "approve" && i.amount === "2500000"))
     assert.isTrue(items.some((i: any) => i.result === "second_approval_superseded" && i.operator === "ada"))
     assert.isTrue(items.some((i: any) => i.reason === "a test message" && i.result === "rejected"))
 

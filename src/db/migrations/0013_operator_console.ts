@@ -6,13 +6,14 @@ export default [
   `ALTER TABLE recon.sms_decision ADD CONSTRAINT sms_decision_action_check
     CHECK (action IN ('pass', 'reject', 'approve', 'assign'))`,
   // second_operator: who confirmed a decision over SVC_REVIEW_SECOND_APPROVAL_OVER; payer_name and
-  // amount: what an `assign` read by eye.
+  // amount: what an `assign` read by eye (amount also: what an `approve` moved).
   `ALTER TABLE recon.sms_decision
     ADD COLUMN second_operator text CHECK (second_operator IS NULL OR length(second_operator) BETWEEN 1 AND 64),
     ADD COLUMN reason text CHECK (reason IS NULL OR length(reason) <= 500),
     ADD COLUMN payer_name text,
     ADD COLUMN amount numeric(18, 2),
-    ADD CONSTRAINT sms_decision_assign_check CHECK ((action = 'assign') = (payer_name IS NOT NULL AND amount IS NOT NULL)),
+    ADD CONSTRAINT sms_decision_assign_check CHECK (action <> 'assign' OR (payer_name IS NOT NULL AND amount IS NOT NULL)),
+    ADD CONSTRAINT sms_decision_payer_check CHECK (payer_name IS NULL OR action = 'assign'),
     ADD CONSTRAINT sms_decision_second_check CHECK (second_operator IS NULL OR second_operator IS DISTINCT FROM operator)`,
   // The audit view: newest first, by operator (first or second).
   `CREATE INDEX sms_decision_decided_idx ON recon.sms_decision (decided_at DESC, id DESC)`,
