@@ -24,8 +24,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --omit=optional --no-audit --no-fund
 
-# What runs: node, the production dependencies and dist/ (the migrations are compiled into it),
-# as an unprivileged user that owns none of the files.
+# What runs: node, the production dependencies, dist/ (the migrations are compiled into it) and the
+# operator console's static files (web/console, served as they are), as an unprivileged user that
+# owns none of the files.
 FROM ${NODE_IMAGE}
 RUN groupadd --system --gid 10001 recon \
   && useradd --system --uid 10001 --gid 10001 --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin recon
@@ -33,6 +34,7 @@ WORKDIR /app
 COPY package.json ./
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY web/console ./web/console
 # Numeric, so that Kubernetes' runAsNonRoot can verify it.
 USER 10001:10001
 # admin_service, recon_service, wallet_service, the worker's push and health port.

@@ -1,23 +1,23 @@
-// What the dashboard shows beside the counters, live: the review queue (first page, with candidate
-// deposits) and the newest SMS, as `activity` messages to the websocket clients that ask for them
-// (`/ws/top-info?with=activity`). Sent on connect, after every decision taken here and on every
-// sync, and whenever a poll (every 2 s, only while someone watches) finds them changed: the
-// worker's own status changes (parsed, approving, approved) reach no other signal. A change also
-// refreshes top-info, so the counters move with it.
+// What the console shows beside the counters, live: the queues' counts, the newest SMS and marks
+// of what the open view depends on (pending deposits, requests for a second approval), as
+// `activity` messages to the websocket clients that ask for them (`/ws/top-info?with=activity`):
+// a client re-reads the page it shows when one arrives. Sent on connect, after every decision taken
+// here and on every sync, and whenever a poll (every 2 s, only while someone watches) finds them
+// changed: the worker's own status changes (parsed, approving, approved) reach no other signal. A
+// change also refreshes top-info, so the counters move with it.
 import { Context, DateTime, Duration, Effect, Layer, Schedule } from "effect"
-import { AdminStore } from "../db/AdminStore.ts"
+import { ReviewStore } from "../db/ReviewStore.ts"
 import { dieUnlessAway } from "../db/Database.ts"
 import { DATABASE_AWAY } from "../http/Envelope.ts"
 import { type Connection, makeClientHub, type Message } from "./ClientHub.ts"
 import { TopInfoFeed } from "./TopInfoFeed.ts"
 
 export const POLL = Duration.seconds(2)
-/** The queue items and the latest SMS an activity message carries. */
-export const QUEUE_ITEMS = 50
+/** The newest SMS an activity message carries. */
 export const LATEST_SMS = 20
 
 const make = Effect.gen(function*() {
-  const store = yield* AdminStore
+  const store = yield* ReviewStore
   const topInfo = yield* TopInfoFeed
   const hub = makeClientHub()
 
@@ -27,13 +27,14 @@ const make = Effect.gen(function*() {
 
   const read: Effect.Effect<{ readonly message: Message; readonly data: string | undefined }> = Effect.gen(function*() {
     const message = { seq: ++seq }
-    const read = yield* Effect.result(dieUnlessAway(Effect.all([store.reviewQueue({ page: 1, page_size: QUEUE_ITEMS }), store.latestSms(LATEST_SMS)], { concurrency: 2 })))
+    const read = yield* Effect.result(dieUnlessAway(store.activity(LATEST_SMS)))
     const at = DateTime.formatIso(yield* DateTime.now)
     if (read._tag === "Failure") {
       return { message: { ...message, text: JSON.stringify({ type: "activity-unavailable", detail: DATABASE_AWAY, at }) }, data: undefined }
     }
-    const [queue, latest] = read.success
-    const data = JSON.stringify({ queue, latest })
+    // The times an SMS has waited change every second: the client counts them from received_at.
+    const { counts, latest, marks } = read.success
+    const data = JSON.stringify({ counts, latest: latest.map(({ received_ms: _, ...sms }) => sms), marks })
     return { message: { ...message, text: `{"type":"activity","data":${data},"at":${JSON.stringify(at)}}` }, data }
   })
 

@@ -1,18 +1,23 @@
-// The handlers of the admin API: sync, sign-in, top-info, the worker's health and the review queue.
+// The handlers of the admin API: sync, sign-in, top-info, the worker's health, and the console's
+// queues, decisions, search, audit, alerts, templates, devices and whitelist.
 // Admin's HTTP edge: what each error of its services answers lives here (the database's in src/http).
-import { Effect, Layer, Option, Schema } from "effect"
+import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import type { SqlError } from "effect/sql"
 import { ReconClient, ReconRefused, ReconUnavailable } from "../clients/ReconClient.ts"
-import { AdminStore } from "../db/AdminStore.ts"
+import { ReviewStore } from "../db/ReviewStore.ts"
+import { type ConsoleSmsRow, SmsSearchStore, waitingSeconds } from "../db/SmsSearchStore.ts"
 import { type ApiFailure, type ErrorStatus, fail, ok } from "../http/Envelope.ts"
 import { answered as answeredByStore } from "../http/Failures.ts"
 import { ActivityFeed } from "./ActivityFeed.ts"
 import { AdminApi, CurrentOperator } from "./AdminApi.ts"
 import { withSessionHeader } from "./AdminAuth.ts"
+import { Alerts } from "./Alerts.ts"
 import { Operators, WrongCredentials } from "./Operators.ts"
+import { ReviewDecisions } from "./ReviewDecisions.ts"
 import { SessionTokens } from "./SessionTokens.ts"
+import { TemplateLearning } from "./TemplateLearning.ts"
 import { TopInfo } from "./TopInfo.ts"
 import { TopInfoFeed } from "./TopInfoFeed.ts"
 import { WorkerHealth } from "./WorkerHealth.ts"
@@ -67,43 +72,101 @@ const auth = HttpApiBuilder.group(AdminApi, "auth", Effect.fn(function*(handlers
 const operator = HttpApiBuilder.group(AdminApi, "operator", Effect.fn(function*(handlers) {
   const topInfo = yield* TopInfo
   const workerHealth = yield* WorkerHealth
+  const search = yield* SmsSearchStore
   return handlers
     .handle("topInfo", () => answered(Effect.map(topInfo.read, ok)))
     .handle("workerHealth", () => Effect.map(workerHealth.read, ok))
+    .handle("smsFilters", () => answered(Effect.map(search.filters(), ok)))
 }))
 
+/** An SMS row as the API shows it: `waiting_s` (seconds since received, while a person's action is awaited) for `received_ms`. */
+const withWaiting = (nowMs: number) => <R extends ConsoleSmsRow>({ received_ms, ...row }: R) => ({
+  ...row,
+  waiting_s: waitingSeconds({ status: row.status, received_ms }, nowMs)
+})
+
+const nowMs = Effect.map(DateTime.now, DateTime.toEpochMillis)
+
 const review = HttpApiBuilder.group(AdminApi, "review", Effect.fn(function*(handlers) {
-  const store = yield* AdminStore
+  const store = yield* ReviewStore
+  const search = yield* SmsSearchStore
+  const decisions = yield* ReviewDecisions
+  const alerts = yield* Alerts
   const recon = yield* ReconClient
   const feed = yield* TopInfoFeed
   const activity = yield* ActivityFeed
+  // Every open console shows a decision's outcome at once.
+  const refreshAll = Effect.all([Effect.ignore(feed.sync), Effect.ignore(activity.refresh)], { concurrency: 2, discard: true })
   return handlers
-    .handle("list", ({ payload }) => answered(Effect.map(store.reviewQueue(payload), ok)))
+    .handle("list", ({ payload }) =>
+      answered(Effect.gen(function*() {
+        const page = yield* store.queue(payload)
+        return ok({ ...page, items: page.items.map(withWaiting(yield* nowMs)) })
+      })))
     .handle("resolve", Effect.fn(function*({ payload }) {
       const operator = (yield* CurrentOperator).account
-      const { action, sms_id: id } = payload
-      if (action !== "approve" && payload.deposit_id != null) {
-        return yield* fail(400, `${action} takes no deposit_id`, [{ path: ["deposit_id"], message: "only with action approve" }])
-      }
-      const sms = yield* recon.getSms(id)
-      // Which of recon's two routes decides depends on where the SMS is held.
-      const checking = sms.status === "need_check"
-      if (checking ? action === "approve" : action === "pass") {
-        return yield* fail(409, checking ? `sms ${id} is need_check: pass or reject it` : `sms ${id} is ${sms.status}: approve or reject it`)
-      }
-      const decided = yield* checking
-        ? recon.checkSms({ id, result: action === "pass" ? "pass" : "reject", operator })
-        : recon.resolveSms({
-          id,
-          action: action === "approve" ? "approve" : "reject",
-          ...(payload.deposit_id == null ? {} : { deposit_id: payload.deposit_id }),
-          operator
-        })
-      yield* Effect.logInfo("review decided").pipe(Effect.annotateLogs({ operator, sms_id: id, action, status: decided.status }))
-      // Every open dashboard shows the outcome at once.
-      yield* Effect.all([Effect.ignore(feed.sync), Effect.ignore(activity.refresh)], { concurrency: 2, discard: true })
-      return ok(decided)
+      const decided = yield* decisions.decide(payload, operator)
+      yield* Effect.logInfo(decided._tag === "Pending" ? "review decision awaits a second approval" : "review decided").pipe(
+        Effect.annotateLogs({ operator, sms_id: payload.sms_id, action: payload.action, ...(decided._tag === "Decided" ? { status: decided.sms.status } : {}) })
+      )
+      yield* refreshAll
+      return decided._tag === "Decided"
+        ? ok(decided.sms)
+        : { status: 202 as const, msg: "pending" as const, data: { pending: "second_approval" as const } }
+    }, answered))
+    .handle("smsList", ({ payload }) =>
+      answered(Effect.gen(function*() {
+        const page = yield* search.list(payload)
+        return ok({ ...page, items: page.items.map(withWaiting(yield* nowMs)) })
+      })))
+    .handle("smsGet", ({ payload }) => answered(Effect.map(recon.call((c) => c.sms.get({ payload })), ok)))
+    .handle("audit", ({ payload }) => answered(Effect.map(store.audit(payload), ok)))
+    .handle("alerts", () => answered(Effect.map(alerts.open, ok)))
+}))
+
+const template = HttpApiBuilder.group(AdminApi, "template", Effect.fn(function*(handlers) {
+  const learning = yield* TemplateLearning
+  return handlers
+    .handle("draft", ({ payload }) => answered(Effect.map(learning.draft(payload), ok)))
+    .handle("add", Effect.fn(function*({ payload }) {
+      const added = yield* learning.add(payload)
+      yield* Effect.logInfo("template added from a person's reading").pipe(Effect.annotateLogs({
+        operator: (yield* CurrentOperator).account,
+        sms_id: payload.sms_id,
+        template_id: added.template.id,
+        reread: added.reread.length
+      }))
+      return ok(added)
     }, answered))
 }))
 
-export const adminHandlers = Layer.mergeAll(sync, auth, operator, review)
+/** The devices, registrations and whitelist routes: recon's answer as it gave it; each change logged with the operator. */
+const devices = HttpApiBuilder.group(AdminApi, "devices", Effect.fn(function*(handlers) {
+  const recon = yield* ReconClient
+  const changed = (what: string, fields: Record<string, unknown>) =>
+    Effect.flatMap(Effect.service(CurrentOperator), (session) => Effect.logInfo(what).pipe(Effect.annotateLogs({ operator: session.account, ...fields })))
+  return handlers
+    .handle("registrations", ({ payload }) => answered(Effect.map(recon.call((c) => c.pushsvc.list({ payload })), ok)))
+    .handle("addRegistration", ({ payload }) =>
+      answered(recon.call((c) => c.pushsvc.addDevice({ payload })).pipe(
+        Effect.tap((r) => changed("push registration added", { device_id: r.device_id })),
+        Effect.map(ok)
+      )))
+    .handle("deleteRegistration", ({ payload }) =>
+      answered(recon.call((c) => c.pushsvc.delete({ payload })).pipe(Effect.tap(() => changed("push registration deleted", payload)), Effect.map(ok))))
+    .handle("devices", ({ payload }) => answered(Effect.map(recon.call((c) => c.device.list({ payload })), ok)))
+    .handle("trustDevice", ({ payload }) =>
+      answered(recon.call((c) => c.device.trust({ payload })).pipe(
+        Effect.tap((d) => changed(d.trusted ? "device trusted" : "device untrusted", { device_id: d.device_id })),
+        Effect.map(ok)
+      )))
+    .handle("deleteDevice", ({ payload }) =>
+      answered(recon.call((c) => c.device.delete({ payload })).pipe(Effect.tap(() => changed("device deleted", payload)), Effect.map(ok))))
+    .handle("phones", ({ payload }) => answered(Effect.map(recon.call((c) => c.phone.list({ payload })), ok)))
+    .handle("addPhone", ({ payload }) =>
+      answered(recon.call((c) => c.phone.add({ payload })).pipe(Effect.tap((p) => changed("sender whitelisted", { phone: p.phone })), Effect.map(ok))))
+    .handle("deletePhone", ({ payload }) =>
+      answered(recon.call((c) => c.phone.delete({ payload })).pipe(Effect.tap(() => changed("sender removed from the whitelist", payload)), Effect.map(ok))))
+}))
+
+export const adminHandlers = Layer.mergeAll(sync, auth, operator, review, template, devices)

@@ -1,11 +1,15 @@
-// admin_service (DESIGN section 7): the admin API, the top-info websocket, the dashboard and GET /health on one
-// port. Everything else, the removed compatibility paths included, is the unknown-route 404.
+// admin_service (DESIGN sections 7 and 11): the admin API, the top-info websocket, the CSV export,
+// the operator's console and GET /health on one port, and the alert notifier beside them. Everything
+// else, the removed compatibility paths included, is the unknown-route 404.
 import { Effect, Layer } from "effect"
 import { FetchHttpClient, type HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { ReconClient } from "../clients/ReconClient.ts"
 import type { AdminSettings, HttpSettings } from "../config/AppConfig.ts"
 import { AdminStore } from "../db/AdminStore.ts"
+import { AlertStore } from "../db/AlertStore.ts"
+import { ReviewStore } from "../db/ReviewStore.ts"
+import { SmsSearchStore } from "../db/SmsSearchStore.ts"
 import { EnvelopeMiddleware } from "../http/EnvelopeMiddleware.ts"
 import { HealthRoute } from "../http/HealthRoute.ts"
 import { nodeServer } from "../http/NodeServer.ts"
@@ -15,27 +19,37 @@ import { ActivityFeed } from "./ActivityFeed.ts"
 import { AdminApi } from "./AdminApi.ts"
 import { JsonBodyLive, OperatorAuthLive } from "./AdminAuth.ts"
 import { adminHandlers } from "./AdminHandlers.ts"
-import { DashboardRoute } from "./Dashboard.ts"
+import { Alerts, AlertNotifierLive } from "./Alerts.ts"
+import { ConsoleRoute } from "./Console.ts"
 import { Operators } from "./Operators.ts"
+import { ReviewDecisions } from "./ReviewDecisions.ts"
 import { SessionTokens } from "./SessionTokens.ts"
+import { SmsExportRoute } from "./SmsExport.ts"
+import { TemplateLearning } from "./TemplateLearning.ts"
 import { SignInLimits } from "./SignInLimits.ts"
 import { TopInfo } from "./TopInfo.ts"
 import { TopInfoFeed } from "./TopInfoFeed.ts"
 import { TopInfoSocketRoute } from "./TopInfoSocket.ts"
 import { WorkerHealth } from "./WorkerHealth.ts"
 
-/** What the routes run on: the feed, the counters, the clients and the session keys (given a SqlClient). */
+/** What the routes run on: the feeds, the counters, the stores, the clients and the session keys (given a SqlClient). */
 const adminServices = (settings: AdminSettings) =>
   ActivityFeed.layer.pipe(
     Layer.provideMerge(TopInfoFeed.layer),
-    Layer.provideMerge(Layer.mergeAll(TopInfo.layer, WorkerHealth.layer(settings.workerHealthUrl),
-      Operators.layer.pipe(Layer.provide(SignInLimits.layer(settings.signInLimits))))),
+    Layer.provideMerge(Layer.mergeAll(
+      TopInfo.layer,
+      WorkerHealth.layer(settings.workerHealthUrl),
+      Operators.layer.pipe(Layer.provide(SignInLimits.layer(settings.signInLimits))),
+      ReviewDecisions.layer(settings.review.secondApprovalOver),
+      TemplateLearning.layer,
+      Alerts.layer(settings.review.waitAlertS)
+    )),
     Layer.provideMerge(Layer.mergeAll(
       ReconClient.layer({ baseUrl: settings.reconUrl, token: settings.reconToken }),
       SessionTokens.layer
     )),
-    Layer.provideMerge(AdminStore.layer),
-    Layer.provide(FetchHttpClient.layer)
+    Layer.provideMerge(Layer.mergeAll(AdminStore.layer, ReviewStore.layer, SmsSearchStore.layer, AlertStore.layer)),
+    Layer.provideMerge(FetchHttpClient.layer)
   )
 
 const routes = (settings: AdminSettings) =>
@@ -45,7 +59,8 @@ const routes = (settings: AdminSettings) =>
       Layer.provide([CallerAuthLive(settings.syncTokens), OperatorAuthLive, JsonBodyLive])
     ),
     TopInfoSocketRoute,
-    DashboardRoute,
+    SmsExportRoute,
+    ConsoleRoute,
     HealthRoute,
     EnvelopeMiddleware
   )
@@ -70,7 +85,7 @@ export const adminServer = <ROut, E>(
   serve: { readonly http: HttpSettings; readonly disableListenLog?: boolean }
 ) => {
   const services = adminServices(settings)
-  return SocketsCloseFirst.pipe(
+  return Layer.merge(SocketsCloseFirst, AlertNotifierLive(settings.alertChat)).pipe(
     Layer.provideMerge(serveObserved("admin_service", routes(settings), serve.http, { disableListenLog: serve.disableListenLog ?? false })),
     Layer.provideMerge(listen.pipe(Layer.provide(services))),
     Layer.provide(services)

@@ -14,7 +14,7 @@ import { hashPassword, passwordProblem } from "./Passwords.ts"
 import { promptHidden } from "./PasswordPrompt.ts"
 
 const USAGE = "usage: admin --create-user NAME   (password prompted, or ADMIN_PASSWORD when stdin is not a terminal)"
-/** Letters, digits and . _ @ -: an account shows up in logs and on the dashboard as is. */
+/** Letters, digits and . _ @ -: an account shows up in logs and on the console as is. */
 const ACCOUNT = /^[A-Za-z0-9._@-]{1,64}$/
 
 const exit = (code: 0 | 1 | 2, line: string): never => {

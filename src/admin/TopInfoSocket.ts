@@ -1,7 +1,7 @@
 // GET /ws/top-info: the operator's token (`token` query parameter, which browsers can send, or
 // `Authorization: Bearer`) is checked before the upgrade, so a bad one gets a plain 401 envelope,
 // and so is the handshake (a bad one is the 400 envelope, not the `ws` library's HTML). The upgraded socket is then served by TopInfoFeed until the client leaves or is dropped, and, for
-// a client that asks with `?with=activity` (the dashboard), by ActivityFeed beside it.
+// a client that asks with `?with=activity` (the console), by ActivityFeed beside it.
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Deferred, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"

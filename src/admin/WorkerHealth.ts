@@ -1,4 +1,4 @@
-// The worker's loop health for the dashboard: admin reads WORKER_HEALTH_URL + /health/ready (200
+// The worker's loop health for the console: admin reads WORKER_HEALTH_URL + /health/ready (200
 // ready, 503 not ready, the same JSON either way) so the browser needs no cross-origin call.
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"

@@ -4,7 +4,7 @@
 // (down, slow, another error envelope, an unexpected body) becomes one ReconUnavailable.
 import { Cause, Context, Duration, Effect, Layer, Redacted, Schema } from "effect"
 import { HttpApiClient } from "effect/http-api"
-import type { Sms as SmsRecord, SmsDetail as SmsDetailRecord, TopInfo } from "../domain/Records.ts"
+import type { TopInfo } from "../domain/Records.ts"
 import { errorEnvelope } from "../http/Envelope.ts"
 import { ReconApi } from "../http/ReconApi.ts"
 import { describeFailure, failureOf, presentToken } from "./Upstream.ts"
@@ -31,28 +31,18 @@ export interface ReconClientOptions {
   readonly timeout?: Duration.Input | undefined
 }
 
-type Sms = typeof SmsRecord.Type
-type SmsDetail = typeof SmsDetailRecord.Type
-export interface CheckRequest {
-  readonly id: number
-  readonly result: "pass" | "reject"
-  readonly operator: string
-}
-export interface ResolveRequest {
-  readonly id: number
-  readonly action: "approve" | "reject"
-  readonly deposit_id?: number
-  readonly operator: string
-}
+/** recon's typed client, for the calls admin passes on. */
+export type ReconApiClient = HttpApiClient.ForApi<typeof ReconApi>
 
 export class ReconClient extends Context.Service<ReconClient, {
   /** recon's four top-info counters, within the timeout. */
   readonly topInfo: Effect.Effect<TopInfo, ReconUnavailable>
-  readonly getSms: (id: number) => Effect.Effect<SmsDetail, ReconRefused | ReconUnavailable>
-  /** /shooter/sms/check: a need_check SMS passed on to parsing or rejected, by `operator`. */
-  readonly checkSms: (payload: CheckRequest) => Effect.Effect<Sms, ReconRefused | ReconUnavailable>
-  /** /shooter/sms/resolve: a manual_review or unmatched SMS approved to a deposit or rejected, by `operator`. */
-  readonly resolveSms: (payload: ResolveRequest) => Effect.Effect<Sms, ReconRefused | ReconUnavailable>
+  /**
+   * One call an operator's action makes (sms/get, check, resolve, assign, the devices, the
+   * whitelist…), within the timeout: its data, recon's refusal of the request to pass on as it
+   * is, or recon unavailable.
+   */
+  readonly call: <A>(f: (client: ReconApiClient) => Effect.Effect<{ readonly data: A }, unknown>) => Effect.Effect<A, ReconRefused | ReconUnavailable>
 }>()("recon/clients/ReconClient") {
   static readonly layer = (options: ReconClientOptions) => {
     const timeout = options.timeout ?? DEFAULT_TIMEOUT
@@ -61,7 +51,7 @@ export class ReconClient extends Context.Service<ReconClient, {
       Effect.gen(function*() {
         const client = yield* HttpApiClient.make(ReconApi, { baseUrl: options.baseUrl })
         /** The answer's data within the timeout; `refuse`: recon's refusals of the request are passed on. */
-        const answer = <A, E, Refused = never>(call: Effect.Effect<{ readonly data: A }, E>, refuse = false) =>
+        const answer = <A, Refused = never>(call: Effect.Effect<{ readonly data: A }, unknown>, refuse = false) =>
           call.pipe(
             Effect.map((envelope) => envelope.data),
             Effect.timeout(timeout),
@@ -74,12 +64,9 @@ export class ReconClient extends Context.Service<ReconClient, {
               return Effect.fail(new ReconUnavailable({ detail: describeFailure("recon_service", error, timeout) }))
             })
           )
-        return {
-          topInfo: answer(client.stats.topInfo({ payload: {} })),
-          getSms: (id) => answer<SmsDetail, unknown, ReconRefused>(client.sms.get({ payload: { id } }), true),
-          checkSms: (payload) => answer<Sms, unknown, ReconRefused>(client.sms.check({ payload }), true),
-          resolveSms: (payload) => answer<Sms, unknown, ReconRefused>(client.sms.resolve({ payload }), true)
-        }
+        const call = <A>(f: (client: ReconApiClient) => Effect.Effect<{ readonly data: A }, unknown>) =>
+          answer<A, ReconRefused>(f(client), true)
+        return { topInfo: answer(client.stats.topInfo({ payload: {} })), call }
       })
     ).pipe(Layer.provide(presentToken(options.token)))
   }

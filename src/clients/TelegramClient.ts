@@ -1,5 +1,6 @@
-// Telegram Bot API `getUpdates` (long polling) for chat-bot ingestion. The bot token is part of
-// every Bot API URL, so no URL, transport error text or token ever leaves this module.
+// Telegram Bot API for the chat-bot: `getUpdates` (long polling) for ingestion and `sendMessage`
+// for the operators' alert chat. The bot token is part of every Bot API URL, so no URL, transport
+// error text or token ever leaves this module.
 import { Context, DateTime, Duration, Effect, Option, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { callJson, clip, scrubber } from "./Upstream.ts"
@@ -49,7 +50,10 @@ export interface GetUpdatesOptions {
   readonly limit?: number | undefined
 }
 
-/** Time the HTTP call may take beyond the long-poll timeout before it is given up. */
+/** The Bot API's limit on a message's text. */
+export const MAX_MESSAGE_LENGTH = 4096
+
+/** Time the HTTP call may take beyond the long-poll timeout before it is given up (and a sendMessage's whole time). */
 export const TRANSPORT_MARGIN = Duration.seconds(10)
 
 const ALLOWED_UPDATES = ["message", "channel_post"] as const
@@ -104,6 +108,8 @@ const toUpdate = (head: typeof UpdateHead.Type): TelegramUpdate => {
 
 export class TelegramClient extends Context.Service<TelegramClient, {
   readonly getUpdates: (options: GetUpdatesOptions) => Effect.Effect<ReadonlyArray<TelegramUpdate>, TelegramError>
+  /** Posts a plain-text message to a chat (the operators' alert chat). */
+  readonly sendMessage: (chatId: string, text: string) => Effect.Effect<void, TelegramError>
 }>()("recon/clients/TelegramClient") {
   /**
    * A client for one bot, on the HttpClient of the layer graph. Every status is decoded: the Bot
@@ -113,23 +119,18 @@ export class TelegramClient extends Context.Service<TelegramClient, {
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
       const token = Redacted.value(settings.token)
-      const url = `${settings.apiUrl.replace(/\/+$/, "")}/bot${token}/getUpdates`
+      const base = `${settings.apiUrl.replace(/\/+$/, "")}/bot${token}`
       // Belt and braces: a proxy or Bot API server might echo the path back.
       const scrub = scrubber(token)
 
-      const getUpdates = (options: GetUpdatesOptions): Effect.Effect<ReadonlyArray<TelegramUpdate>, TelegramError> =>
-        HttpClientRequest.post(url).pipe(
+      /** One Bot API method: its `result`, or the API's refusal, or why there was no usable answer. */
+      const call = (method: string, body: unknown, timeout: Duration.Input): Effect.Effect<unknown, TelegramError> =>
+        HttpClientRequest.post(`${base}/${method}`).pipe(
           HttpClientRequest.acceptJson,
-          HttpClientRequest.bodyJsonUnsafe({
-            ...(options.offset === undefined ? {} : { offset: options.offset }),
-            limit: options.limit ?? 100,
-            timeout: options.timeout,
-            allowed_updates: ALLOWED_UPDATES
-          }),
-          (request) =>
-            callJson(client, request, { body: EnvelopeBody, timeout: Duration.sum(Duration.seconds(options.timeout), TRANSPORT_MARGIN) }),
+          HttpClientRequest.bodyJsonUnsafe(body),
+          (request) => callJson(client, request, { body: EnvelopeBody, timeout }),
           Effect.catchTags({
-            UpstreamTimeout: () => Effect.fail(new TelegramUnavailable({ reason: "getUpdates did not answer in time" })),
+            UpstreamTimeout: () => Effect.fail(new TelegramUnavailable({ reason: `${method} did not answer in time` })),
             // The transport error's text carries the URL, hence the token: keep only its kind.
             UpstreamUnreachable: ({ kind }) => Effect.fail(new TelegramUnavailable({ reason: `Bot API unreachable (${kind})` })),
             UpstreamMalformed: ({ status }) =>
@@ -137,27 +138,40 @@ export class TelegramClient extends Context.Service<TelegramClient, {
             // Not filtered by status: every answer is decoded above.
             UpstreamStatus: ({ status }) => Effect.fail(new TelegramUnavailable({ reason: `Bot API answered HTTP ${status}` }))
           }),
-          Effect.flatMap(({ body: answer, status }): Effect.Effect<ReadonlyArray<TelegramUpdate>, TelegramError> => {
-            if (!answer.ok) {
-              const retryAfter = answer.parameters?.retry_after
-              return Effect.fail(
-                new TelegramApiError({
-                  errorCode: answer.error_code ?? status,
-                  description: scrub(clip(answer.description ?? `HTTP ${status}`, 200)),
-                  ...(retryAfter === undefined ? {} : { retryAfter })
-                })
-              )
-            }
-            return Option.match(decodeUpdates(answer.result), {
-              onNone: () => Effect.fail(new TelegramUnavailable({ reason: "getUpdates result is not a list of updates" })),
-              onSome: (heads) => Effect.succeed(heads.map(toUpdate))
-            })
+          Effect.flatMap(({ body: answer, status }): Effect.Effect<unknown, TelegramError> => {
+            if (answer.ok) return Effect.succeed(answer.result)
+            const retryAfter = answer.parameters?.retry_after
+            return Effect.fail(
+              new TelegramApiError({
+                errorCode: answer.error_code ?? status,
+                description: scrub(clip(answer.description ?? `HTTP ${status}`, 200)),
+                ...(retryAfter === undefined ? {} : { retryAfter })
+              })
+            )
           }),
           // Client spans would record the URL, token included.
           Effect.provideService(HttpClient.TracerDisabledWhen, () => true)
         )
 
-      return TelegramClient.of({ getUpdates })
+      const getUpdates = (options: GetUpdatesOptions): Effect.Effect<ReadonlyArray<TelegramUpdate>, TelegramError> =>
+        call("getUpdates", {
+          ...(options.offset === undefined ? {} : { offset: options.offset }),
+          limit: options.limit ?? 100,
+          timeout: options.timeout,
+          allowed_updates: ALLOWED_UPDATES
+        }, Duration.sum(Duration.seconds(options.timeout), TRANSPORT_MARGIN)).pipe(
+          Effect.flatMap((result) =>
+            Option.match(decodeUpdates(result), {
+              onNone: () => Effect.fail(new TelegramUnavailable({ reason: "getUpdates result is not a list of updates" })),
+              onSome: (heads) => Effect.succeed(heads.map(toUpdate))
+            })
+          )
+        )
+
+      const sendMessage = (chatId: string, text: string): Effect.Effect<void, TelegramError> =>
+        Effect.asVoid(call("sendMessage", { chat_id: chatId, text: clip(text, MAX_MESSAGE_LENGTH - 1), disable_web_page_preview: true }, TRANSPORT_MARGIN))
+
+      return TelegramClient.of({ getUpdates, sendMessage })
     })
 }
 

@@ -44,13 +44,14 @@ ${embedded}`,
   {
     name: "admin",
     usage: [
-      "admin      admin_service: dashboard, top-info, websocket (port 8016)",
+      "admin      admin_service: the operator console, top-info, websocket (port 8016)",
       "admin --create-user NAME   add a back-office operator (password prompted, or ADMIN_PASSWORD)"
     ],
     help: `usage: recon admin
        recon admin --create-user NAME    (password prompted, or ADMIN_PASSWORD without a terminal)
-admin_service: dashboard, top-info, websocket, sync endpoint on SVC_ADMIN_PORT (8016).
-Keys: RECON_SERVICE_URL (required), SVC_INTERNAL_SERVICE_TOKEN_RECON, SVC_INTERNAL_SERVICE_TOKEN_ADMIN, WORKER_HEALTH_URL.
+admin_service: the operator console, top-info, websocket, sync endpoint on SVC_ADMIN_PORT (8016).
+Keys: RECON_SERVICE_URL (required), SVC_INTERNAL_SERVICE_TOKEN_RECON, SVC_INTERNAL_SERVICE_TOKEN_ADMIN, WORKER_HEALTH_URL,
+SVC_REVIEW_SECOND_APPROVAL_OVER, SVC_REVIEW_WAIT_ALERT_S, SVC_ALERT_TELEGRAM_CHAT_ID (with SVC_RECON_CHATBOT_TOKEN).
 ${embedded}`,
     // `admin --create-user` is a one-shot command, not the service.
     service: true,

@@ -87,7 +87,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
       ...(worker
         ? [`recon_worker     ${at(worker.port)}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
         : []),
-      ...(admin ? [`admin_service    ${at(admin.port)}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
+      ...(admin ? [`admin_service    ${at(admin.port)}  (GET / the operator console, GET /api/top-info, GET /ws/top-info)`] : []),
       ...(wallet ? [`wallet_service   ${at(wallet.port)}  (GET /health, POST /internal/wallet/deposit/agree, GET /internal/wallet/balance)`] : []),
       ...(http.metrics ? ["metrics          GET /metrics on each port above (SVC_METRICS=off removes it)"] : []),
       // The origin only: a collector's URL may carry credentials.

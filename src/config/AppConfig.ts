@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { dirname } from "node:path"
 import { isIP } from "node:net"
 import { defaultSignInLimits, type SignInLimitSettings } from "../admin/SignInLimits.ts"
+import { parseAmount } from "../domain/Money.ts"
 
 export type Env = Readonly<Record<string, string | undefined>>
 export type Caller = "admin" | "recon"
@@ -280,10 +281,15 @@ const chatIds: Settings<ReadonlyArray<string>> = string("SVC_RECON_CHATBOT_CHAT_
     : Effect.fail(problems(bad.map((id) => `SVC_RECON_CHATBOT_CHAT_IDS: "${id}" is not a numeric chat id`)))
 }))
 
+/** The Telegram Bot API base: the chat-bot's ingestion and the alert chat share it. */
+const botApiUrl: Settings<string> = url("SVC_RECON_CHATBOT_API_URL", ["http", "https"]).pipe(
+  Effect.map((u) => stripSlash(Option.getOrElse(u, () => "https://api.telegram.org")))
+)
+
 export const readChatbotSettings: Settings<ChatbotSettings> = all({
   enabled: read(flagConfig("SVC_RECON_CHATBOT_ENABLED")),
   token: secret("SVC_RECON_CHATBOT_TOKEN"),
-  apiUrl: url("SVC_RECON_CHATBOT_API_URL", ["http", "https"]).pipe(Effect.map((u) => stripSlash(Option.getOrElse(u, () => "https://api.telegram.org")))),
+  apiUrl: botApiUrl,
   chatIds
 }).pipe(Effect.flatMap(({ apiUrl, chatIds, enabled, token }) =>
   all({
@@ -340,6 +346,52 @@ export const readWalletSettings: Settings<WalletSettings> = all({
   tokens: readTokenPolicy("recon")
 })
 
+/** The operator console's money controls and waiting time (DESIGN section 11). */
+export interface ReviewSettings {
+  /** Approvals and assignments above this amount (a decimal string) need a second operator; undefined: off. */
+  readonly secondApprovalOver: string | undefined
+  /** An SMS awaiting a person longer than this is a `review_waiting` alert. */
+  readonly waitAlertS: number
+}
+
+/** Where new alerts are sent (the Telegram Bot API's sendMessage), when a chat is configured. */
+export interface AlertChatSettings {
+  readonly apiUrl: string
+  readonly token: Redacted.Redacted<string>
+  /** A numeric chat id or a channel's `@username`. */
+  readonly chatId: string
+}
+
+const parseAmountKey = (raw: string): Result.Result<string, string> => {
+  const amount = parseAmount(raw)
+  return amount === undefined || /^0+(?:\.0+)?$/.test(amount)
+    ? Result.fail(`expected an amount in won above zero (e.g. 1000000 or 1,000,000), got "${raw}"`)
+    : Result.succeed(amount)
+}
+
+const parseChatId = (raw: string): Result.Result<string, string> =>
+  /^-?\d{1,20}$/.test(raw) || /^@[A-Za-z][A-Za-z0-9_]{4,31}$/.test(raw)
+    ? Result.succeed(raw)
+    : Result.fail(`expected a numeric chat id or a channel's @username, got "${raw}"`)
+
+export const readReviewSettings: Settings<ReviewSettings> = all({
+  secondApprovalOver: read(key("SVC_REVIEW_SECOND_APPROVAL_OVER", parseAmountKey)).pipe(Effect.map(Option.getOrUndefined)),
+  waitAlertS: int("SVC_REVIEW_WAIT_ALERT_S", 600, 1, 30 * 86_400)
+})
+
+/** SVC_ALERT_TELEGRAM_CHAT_ID with the chat-bot's token and Bot API URL; the token is required once a chat is set. */
+export const readAlertChatSettings: Settings<AlertChatSettings | undefined> = all({
+  chatId: read(key("SVC_ALERT_TELEGRAM_CHAT_ID", parseChatId)),
+  token: secret("SVC_RECON_CHATBOT_TOKEN"),
+  apiUrl: botApiUrl
+}).pipe(Effect.flatMap(({ apiUrl, chatId, token }) =>
+  Option.isNone(chatId)
+    ? Effect.succeed(undefined)
+    : Option.isNone(token)
+    ? problem("SVC_RECON_CHATBOT_TOKEN: required when SVC_ALERT_TELEGRAM_CHAT_ID is set (alerts are sent by the chat-bot)")
+    : Effect.succeed({ apiUrl, token: token.value, chatId: chatId.value })
+))
+
 export interface AdminSettings {
   readonly port: number
   /** Tokens accepted on POST /internal/meta/ws/sync (the recon worker's). */
@@ -347,10 +399,12 @@ export interface AdminSettings {
   /** recon_service's base URL and the admin token presented to it. */
   readonly reconUrl: string
   readonly reconToken: Redacted.Redacted<string>
-  /** The worker's push/health port, for the dashboard's loop health. */
+  /** The worker's push/health port, for the console's loop health. */
   readonly workerHealthUrl: string | undefined
   /** Sign-in attempts per account and per address within 15 minutes. */
   readonly signInLimits: SignInLimitSettings
+  readonly review: ReviewSettings
+  readonly alertChat: AlertChatSettings | undefined
 }
 
 /** `local` (under `all`): the URLs of the recon and worker ports of the same process, where no URL is set. */
@@ -372,7 +426,9 @@ export const readAdminSettings = (local?: { readonly reconPort: number; readonly
     signInLimits: all({
       perAccount: int("SVC_ADMIN_SIGNIN_MAX_PER_ACCOUNT", defaultSignInLimits.perAccount, 1, 1_000_000),
       perAddress: int("SVC_ADMIN_SIGNIN_MAX_PER_ADDRESS", defaultSignInLimits.perAddress, 1, 1_000_000)
-    }).pipe(Effect.map((limits) => ({ ...defaultSignInLimits, ...limits })))
+    }).pipe(Effect.map((limits) => ({ ...defaultSignInLimits, ...limits }))),
+    review: readReviewSettings,
+    alertChat: readAlertChatSettings
   })
 
 /**

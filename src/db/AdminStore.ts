@@ -1,12 +1,9 @@
 // The queries of admin_service: its own two top-info counters, the operators, and the key that
-// signs their session tokens. A query fails with its SqlError (src/http answers the database away as 503).
+// signs their session tokens (the queues and decisions are ReviewStore's). A query fails with its
+// SqlError (src/http answers the database away as 503).
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { ReviewCandidateRow, type ReviewItem, SmsRow } from "../domain/Records.ts"
-import { compactForComparison } from "../domain/SmsText.ts"
-import { amountText, decodeRows } from "./Codecs.ts"
-import { smsColumns } from "./ReconStore.ts"
 
 /** admin's own part of top-info (DESIGN section 7). */
 export const OwnCounters = Schema.Struct({
@@ -14,21 +11,6 @@ export const OwnCounters = Schema.Struct({
   manual_review_cnt: Schema.Int
 })
 export type OwnCounters = typeof OwnCounters.Type
-
-export const ReviewStatuses = ["need_check", "manual_review", "unmatched"] as const
-export type ReviewStatus = (typeof ReviewStatuses)[number]
-
-/** A page of the review queue, with how many SMS wait in each status. */
-export interface ReviewPage {
-  readonly items: ReadonlyArray<ReviewItem>
-  readonly total: number
-  readonly page: number
-  readonly page_size: number
-  readonly counts: Readonly<Record<ReviewStatus, number>>
-}
-
-/** Candidates shown per SMS: enough to choose from, not the whole deposit table. */
-const MAX_CANDIDATES = 20
 
 export interface Operator {
   readonly id: number
@@ -52,45 +34,6 @@ const make = Effect.gen(function*() {
           (SELECT count(*) FROM recon.deposit WHERE task_status = 6) AS manual`
         return { pending_deposit_cnt: Number(row?.pending ?? 0), manual_review_cnt: Number(row?.manual ?? 0) }
       }),
-
-    /** The SMS awaiting a person, newest first, each with the pending deposits it could be approved to. */
-    reviewQueue: (p: { readonly page?: number | null | undefined; readonly page_size?: number | null | undefined; readonly status?: ReviewStatus | null | undefined }): Effect.Effect<ReviewPage, SqlError.SqlError> =>
-      Effect.gen(function*() {
-        const page = p.page ?? 1
-        const size = p.page_size ?? 20
-        const statuses: ReadonlyArray<ReviewStatus> = p.status == null ? ReviewStatuses : [p.status]
-        const counted = yield* sql<{ status: ReviewStatus; n: bigint }>`SELECT status, count(*) AS n FROM recon.shooter_sms
-          WHERE ${sql.in("status", ReviewStatuses)} GROUP BY status`
-        const counts = { need_check: 0, manual_review: 0, unmatched: 0 }
-        for (const row of counted) counts[row.status] = Number(row.n)
-        const sms = yield* decodeRows(SmsRow)(yield* sql`SELECT ${sql.literal(smsColumns)} FROM recon.shooter_sms
-          WHERE ${sql.in("status", statuses)} ORDER BY created_at DESC, id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
-        const amounts = [...new Set(sms.filter((s) => s.status !== "need_check" && s.amount !== null).map((s) => s.amount!))]
-        const deposits = amounts.length === 0 ? [] : yield* decodeRows(ReviewCandidateRow)(yield* sql`SELECT d.id AS deposit_id,
-            d.player_id, p.name AS player_name, d.from_bank_owner, ${sql.literal(amountText("d.amount"))} AS amount, d.task_status, d.created_at
-          FROM recon.deposit AS d JOIN recon.player AS p ON p.id = d.player_id
-          WHERE d.status = 'pending' AND ${sql.in("d.amount", amounts)} ORDER BY d.created_at DESC, d.id DESC`)
-        const items = sms.map((s): ReviewItem => {
-          const payer = s.payer_name === null ? undefined : compactForComparison(s.payer_name)
-          const ofAmount = s.status === "need_check" ? [] : deposits
-            .filter((d) => d.amount === s.amount)
-            .map((d) => ({ ...d, same_name: compactForComparison(d.from_bank_owner) === payer }))
-          // manual_review: the deposits matching chose between; unmatched: the payer's name first, then any of the amount.
-          const candidates = s.status === "manual_review"
-            ? ofAmount.filter((d) => d.same_name)
-            : [...ofAmount.filter((d) => d.same_name), ...ofAmount.filter((d) => !d.same_name)]
-          return { ...s, candidates: candidates.slice(0, MAX_CANDIDATES) }
-        })
-        const total = statuses.reduce((sum: number, status) => sum + counts[status], 0)
-        return { items, total, page, page_size: size, counts }
-      }),
-
-    /** The newest SMS, whatever their status. */
-    latestSms: (limit: number) =>
-      Effect.flatMap(
-        sql`SELECT ${sql.literal(smsColumns)} FROM recon.shooter_sms ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
-        decodeRows(SmsRow)
-      ),
 
     findOperator: (account: string): Effect.Effect<Operator | undefined, SqlError.SqlError> =>
       Effect.map(

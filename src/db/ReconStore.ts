@@ -6,7 +6,7 @@ import { SqlClient, SqlError } from "effect/sql"
 import { amountText, decodeRows } from "./Codecs.ts"
 import { DepositNotFound } from "./DepositStore.ts"
 import { DecisionRow, DeviceRow, PhoneRow, RegistrationRow, SmsDetailRow, SmsRow, TemplateRow } from "../domain/Records.ts"
-import type { PushFormat, SmsStatus } from "../domain/Records.ts"
+import type { DecisionAction, PushFormat, SmsStatus } from "../domain/Records.ts"
 import { compactForComparison } from "../domain/SmsText.ts"
 
 export const CHANGES_CHANNEL = "recon_changes"
@@ -105,13 +105,34 @@ export interface NewTemplate {
   readonly rule: string
   readonly rule_source: "builtin" | "manual" | "ai"
 }
+/** Who took a decision, who confirmed it (over the second-approval amount) and why. */
+export interface DecidedBy {
+  readonly operator: string
+  readonly second_operator?: string | null | undefined
+  readonly reason?: string | null | undefined
+}
+
 /** A person's end of a review (/shooter/sms/resolve). */
-export interface Resolution {
+export interface Resolution extends DecidedBy {
   readonly id: number
   readonly action: "approve" | "reject"
   /** The chosen pending deposit (approve only). */
   readonly deposit_id: number | null
-  readonly operator: string
+}
+
+/** A parse_failed or ignored SMS read by a person (/shooter/sms/assign). */
+export interface Assignment extends DecidedBy {
+  readonly id: number
+  readonly payer_name: string
+  readonly amount: string
+}
+
+/** What a decision row records beside who and why. */
+interface DecisionRecord extends DecidedBy {
+  readonly action: DecisionAction
+  readonly deposit_id?: number | null
+  readonly payer_name?: string | null
+  readonly amount?: string | null
 }
 
 /** Deposit ids a match detail names as candidates (plain ids, or objects with `deposit_id`/`id`). */
@@ -179,8 +200,15 @@ const make = Effect.gen(function*() {
       sql.withTransaction(Effect.gen(function*() {
         yield* sql`INSERT INTO recon.shooter_device (device_id, name) VALUES (${r.device_id}, ${r.name ?? null})
                    ON CONFLICT (device_id) DO NOTHING`
-        const rows = yield* sql`INSERT INTO recon.shooter_push (device_id, name, format, secret, api_url, silence_alert_s)
-          VALUES (${r.device_id}, ${r.name ?? null}, ${r.format}, ${r.secret ?? null}, ${r.api_url ?? null}, ${r.silence_alert_s ?? null})
+        // Without silence_alert_s the column's default applies (migration 0013: an hour).
+        const rows = yield* sql`INSERT INTO recon.shooter_push ${sql.insert({
+          device_id: r.device_id,
+          name: r.name ?? null,
+          format: r.format,
+          secret: r.secret ?? null,
+          api_url: r.api_url ?? null,
+          ...(r.silence_alert_s == null ? {} : { silence_alert_s: r.silence_alert_s })
+        })}
           ON CONFLICT (device_id) DO NOTHING
           RETURNING ${sql.literal(registrationColumns)}`
         if (rows.length === 0) return yield* new RegistrationExists({ deviceId: r.device_id })
@@ -243,28 +271,32 @@ const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const row = yield* one(SmsDetailRow, () => new SmsNotFound({ smsId: id }))(yield* sql`SELECT ${sql.literal(smsColumns)}, duplicate_of,
             parse_detail AS parse, match_detail AS match FROM recon.shooter_sms WHERE id = ${id}`)
-        const decisions = yield* decodeRows(DecisionRow)(yield* sql`SELECT operator, action, deposit_id, from_status, to_status,
-            decided_at FROM recon.sms_decision WHERE sms_id = ${id} ORDER BY id`)
+        const decisions = yield* decodeRows(DecisionRow)(yield* sql`SELECT operator, second_operator, action, deposit_id, payer_name,
+            ${sql.literal(amountText("amount"))} AS amount, reason, from_status, to_status, decided_at
+            FROM recon.sms_decision WHERE sms_id = ${id} ORDER BY id`)
         if (decisions.length === 0) return row
         // The people's decisions sit beside what the worker found; the record's own fields stay as they are.
         const found = row.match === null ? {} : typeof row.match === "object" && !Array.isArray(row.match) ? row.match : { detail: row.match }
         return { ...row, match: { ...found, decisions } }
       }),
 
-    resetSms: (id: number) =>
+    /** Back to `received`, so parse and match run again; `ifStatus`: only from that status. */
+    resetSms: (id: number, ifStatus?: SmsStatus) =>
       changeSmsStatus(id, (status) =>
         status === "approving" || status === "approved"
           ? new SmsMoneyMoved({ smsId: id, status })
+          : ifStatus !== undefined && status !== ifStatus
+          ? new SmsStatusConflict({ smsId: id, status, expected: [ifStatus] })
           : undefined, sql`status = 'received', bank = NULL, payer_name = NULL, amount = NULL, deposit_id = NULL,
             template_id = NULL, parse_detail = NULL, match_detail = NULL, duplicate_of = NULL`),
 
-    checkSms: (id: number, result: "pass" | "reject", operator: string | null = null) =>
+    checkSms: (id: number, result: "pass" | "reject", operator: string | null = null, reason: string | null = null) =>
       changeSmsStatus(id, (status) =>
         status === "need_check" ? undefined : new SmsStatusConflict({ smsId: id, status, expected: ["need_check"] }),
         result === "pass"
           ? sql`status = 'received', check_result = 'pass', checked_at = now()`
           : sql`status = 'rejected', check_result = 'reject', checked_at = now()`,
-        (row) => decide(id, operator, result, null, "need_check", row.status)),
+        (row) => decide(id, { operator, reason, action: result }, "need_check", row.status)),
 
     /**
      * approve: a manual_review or unmatched SMS goes to `approving` with a pending deposit of its
@@ -296,8 +328,42 @@ const make = Effect.gen(function*() {
           SET status = ${chosen === null ? "rejected" : "approving"}, deposit_id = ${chosen}, updated_at = now()
           WHERE id = ${r.id} RETURNING ${sql.literal(smsColumns)}`
         const [row] = yield* decodeRows(SmsRow)(rows)
-        yield* decide(r.id, r.operator, r.action, chosen, sms.status, row!.status)
+        // An approval keeps the amount it moves, for the audit.
+        yield* decide(r.id, { ...r, deposit_id: chosen, amount: chosen === null ? null : sms.amount }, sms.status, row!.status)
         yield* clearReviewFlags(r.id, sms, chosen)
+        yield* notify("shooter_sms")
+        return row!
+      })),
+
+    /** A parse_failed SMS a person found is no money to credit: `rejected`, the decision kept. */
+    dismissSms: (id: number, by: DecidedBy) =>
+      changeSmsStatus(id, (status) =>
+        status === "parse_failed" ? undefined : new SmsStatusConflict({ smsId: id, status, expected: ["parse_failed"] }),
+        sql`status = 'rejected'`,
+        (row) => decide(id, { ...by, action: "reject" }, "parse_failed", row.status)),
+
+    /**
+     * A parse_failed or ignored SMS read by a person goes on as `parsed` with that payer and
+     * amount (`parse.reader` "operator", what the readers said kept under `previous`), its bank
+     * from the sender's whitelist entry when it has none; matching takes it from there. The row
+     * lock and the status check make a double submit, or a race with a reset, one decision.
+     */
+    assignSms: (a: Assignment) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const [sms] = yield* sql<{ status: SmsStatus; parse: unknown }>`SELECT status, parse_detail AS parse
+          FROM recon.shooter_sms WHERE id = ${a.id} FOR UPDATE`
+        if (sms === undefined) return yield* new SmsNotFound({ smsId: a.id })
+        if (sms.status !== "parse_failed" && sms.status !== "ignored") {
+          return yield* new SmsStatusConflict({ smsId: a.id, status: sms.status, expected: ["parse_failed", "ignored"] })
+        }
+        const payer = a.payer_name.trim()
+        const parse = { kind: "deposit", reader: "operator", operator: a.operator, payer_name: payer, amount: a.amount, previous: sms.parse }
+        const rows = yield* sql`UPDATE recon.shooter_sms AS s SET status = 'parsed', payer_name = ${payer}, amount = ${a.amount}::numeric,
+            bank = COALESCE(s.bank, (SELECT p.bank FROM recon.shooter_phone AS p WHERE p.phone = s.sender_normalized)),
+            template_id = NULL, deposit_id = NULL, match_detail = NULL, parse_detail = ${JSON.stringify(parse)}::jsonb, updated_at = now()
+          WHERE s.id = ${a.id} RETURNING ${sql.literal(smsColumns)}`
+        const [row] = yield* decodeRows(SmsRow)(rows)
+        yield* decide(a.id, { ...a, action: "assign", payer_name: payer }, sms.status, row!.status)
         yield* notify("shooter_sms")
         return row!
       })),
@@ -348,9 +414,11 @@ const make = Effect.gen(function*() {
     }))
   }
 
-  function decide(smsId: number, operator: string | null, action: "pass" | "reject" | "approve", depositId: number | null, from: SmsStatus, to: SmsStatus) {
-    return sql`INSERT INTO recon.sms_decision (sms_id, operator, action, deposit_id, from_status, to_status)
-      VALUES (${smsId}, ${operator}, ${action}, ${depositId}, ${from}, ${to})`
+  function decide(smsId: number, d: Omit<DecisionRecord, "operator"> & { readonly operator: string | null }, from: SmsStatus, to: SmsStatus) {
+    return sql`INSERT INTO recon.sms_decision (sms_id, operator, second_operator, action, deposit_id, payer_name, amount, reason,
+        from_status, to_status)
+      VALUES (${smsId}, ${d.operator}, ${d.second_operator ?? null}, ${d.action}, ${d.deposit_id ?? null}, ${d.payer_name ?? null},
+        ${d.amount ?? null}, ${d.reason ?? null}, ${from}, ${to})`
   }
 
   /**

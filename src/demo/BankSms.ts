@@ -1,5 +1,6 @@
 // Bank SMS as Korean banks write them (the layouts of shared/corpus/sms-dev.tsv: KB국민, NH농협,
-// 신한), for the demo's simulated phone. Times are Seoul wall-clock time, as on the phone.
+// 신한; and two layouts nobody reads yet, and a sender nobody whitelisted), for the demo's simulated
+// phone. Times are Seoul wall-clock time, as on the phone.
 
 export type Bank = "KB" | "NH" | "SHINHAN"
 
@@ -44,3 +45,19 @@ export const depositSms = (bank: Bank, name: string, amount: number, balance: nu
 /** A withdrawal notice (KB): money that went out, never a deposit. */
 export const withdrawalSms = (payee: string, amount: number, balance: number, at: Date): string =>
   `[Web발신]\n[KB]${seoulStamp(at)}\n834702**717\n${payee}\n출금\n${grouped(amount)}\n잔액${grouped(balance)}`
+
+/** A bank whose notices no template reads yet (a person reads them, and can teach recon the layout). */
+export const unreadBank = { sender: "15666000", name: "신협" } as const
+
+/** Two layouts no built-in template reads: the console's parse_failed queue, and what "learn from the person" is for. */
+export const unreadableSms = (layout: 0 | 1, name: string, amount: number, balance: number, at: Date): string =>
+  layout === 0
+    ? `[Web발신]\n신협 ${seoulStamp(at)}\n이체입금 / 의뢰인 ${name}\n금액(${grouped(amount)})\n잔고 ${grouped(balance)}`
+    : `[Web발신]\n[신협] ${seoulStamp(at)}\n이체입금\n의뢰인:${name}\n금액:${grouped(amount)}\n잔고:${grouped(balance)}`
+
+/** A bank sender nobody whitelisted: its SMS are held for a check (need_check). */
+export const unknownSender = { sender: "15881111", name: "IBK기업" } as const
+
+/** A deposit notice from the sender nobody whitelisted. */
+export const unknownSenderSms = (name: string, amount: number, balance: number, at: Date): string =>
+  `[Web발신]\n[IBK]${seoulStamp(at)} 입금 ${grouped(amount)}원 ${name} 잔액 ${grouped(balance)}원 123-456789-01-012`

@@ -1,20 +1,39 @@
 // `all --demo` (DESIGN section 2): the services on their own embedded database (./.data/demo),
 // with demo players (two of them share a name) and pending deposits, a demo operator, two trusted
 // demo phones with whitelisted bank senders, and a simulated phone that posts one realistic bank
-// SMS a second through the real signed webhook. Nothing here approves anything: the worker's
-// loops and the wallet do that, exactly as for a real phone.
+// SMS a second through the real signed webhook, for as long as it runs: what waits for the
+// operator stays bounded (DEMO_LIMITS) and deposits nobody paid expire. Nothing here approves
+// anything: the worker's loops and the wallet do that, exactly as for a real phone.
 import { Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes, randomUUID } from "node:crypto"
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
+import { dirname } from "node:path"
 import { hashPassword } from "../admin/Passwords.ts"
 import { DEMO_DATA_DIR } from "../db/Database.ts"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
 import { normalizePhone } from "../domain/Phone.ts"
 import { signSmsGateway, smsForwarderFormBody } from "../domain/PushFormats.ts"
 import { formatForwarderContent } from "../domain/SmsText.ts"
-import { type Bank, banks, depositSms, grouped, seoulDateTime, withdrawalSms } from "./BankSms.ts"
+import {
+  type Bank,
+  banks,
+  depositSms,
+  grouped,
+  seoulDateTime,
+  unknownSender,
+  unknownSenderSms,
+  unreadableSms,
+  unreadBank,
+  withdrawalSms
+} from "./BankSms.ts"
 
 export const DEMO_OPERATOR = "demo"
+/** Where the demo keeps its sign-in line (mode 0600), beside its database. */
+export const SIGN_IN_FILE = ".data/demo-signin.txt"
+/** The sign-in line is said again after the start-up logs, then now and then. */
+const SAY_AGAIN_AFTER = "5 seconds"
+const SAY_AGAIN_EVERY = "5 minutes"
 /** The phone that forwards every bank SMS (SmsForwarder), and a second one on the same account (SMS Gateway). */
 export const PHONE = "demo-phone-1"
 export const SECOND_PHONE = "demo-phone-2"
@@ -27,9 +46,32 @@ const STRANGERS = ["홍길동", "서지훈", "배수빈", "오태양"]
 const PAYEES = ["쿠팡", "GS25역삼점", "스타벅스", "카카오택시"]
 const AMOUNTS = [10_000, 20_000, 30_000, 50_000, 70_000, 100_000, 150_000, 200_000, 300_000, 500_000]
 
-/** What the simulated phone does on each tick, in turn: mostly deposits that match. */
-const SCRIPT = ["match", "match", "collision", "match", "unmatched", "match", "withdrawal", "match", "duplicate", "match"] as const
+/**
+ * What the simulated phone does on each tick, in turn: mostly deposits that match; now and then a
+ * name two players share, money nobody asked for, a withdrawal, the same SMS again, a layout no
+ * template reads (parse_failed) and a sender nobody whitelisted (need_check).
+ */
+const SCRIPT = [
+  "match", "match", "collision", "match", "unmatched", "match", "withdrawal", "match", "duplicate", "match",
+  "match", "unreadable", "match", "match", "withdrawal", "match", "unknown_sender", "match", "duplicate", "match"
+] as const
 type Step = (typeof SCRIPT)[number]
+
+/**
+ * What may wait for the operator at once: past these the phone sends a matching deposit instead,
+ * so an unattended demo stays as it would in life (a few items waiting, none piling up).
+ */
+export const DEMO_LIMITS = {
+  manual_review: 3,
+  unmatched: 5,
+  parse_failed: 3,
+  need_check: 2,
+  /** Pending deposits: players stop asking past this. */
+  pending: 30
+} as const
+
+/** The platform gives up on a deposit nobody paid after this (what SVC_DEPOSIT_TTL_H does for real, sooner). */
+export const DEMO_DEPOSIT_TTL = "15 minutes"
 
 export interface DemoPorts {
   readonly admin: number
@@ -61,7 +103,7 @@ const seed = Effect.gen(function*() {
     }
     yield* sql`INSERT INTO admin.operator (account, password_hash) VALUES (${DEMO_OPERATOR}, ${passwordHash})
       ON CONFLICT (account) DO UPDATE SET password_hash = EXCLUDED.password_hash`
-    for (const bank of Object.values(banks)) {
+    for (const bank of [...Object.values(banks), unreadBank]) {
       yield* sql`INSERT INTO recon.shooter_phone (phone, bank, note) VALUES (${normalizePhone(bank.sender)!}, ${bank.name}, 'demo')
         ON CONFLICT (phone) DO NOTHING`
     }
@@ -119,7 +161,7 @@ const phones = (pushPort: number, secrets: Record<string, string>) => {
   }
 }
 
-/** The phone's script, one step a tick; new pending deposits are created as it goes. */
+/** The phone's script, one step a tick; new pending deposits are created as it goes, old ones expire. */
 const simulate = (pushPort: number, secrets: Record<string, string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -127,12 +169,20 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
     // Balances differ from run to run: the balance is what tells two equal deposits apart (PUSH_PROTOCOL "Duplicates").
     const opening = () => 500_000 + Math.floor(Math.random() * 5_000_000)
     const balances: Record<Bank, number> = { KB: opening(), NH: opening(), SHINHAN: opening() }
+    let otherBalance = opening()
     const bankOrder: ReadonlyArray<Bank> = ["KB", "NH", "SHINHAN"]
     let tick = 0
     let last: { readonly sender: string; readonly text: string } | undefined
     /** Deposits this phone has sent the money of (the newest few hundred): each is paid once. */
     const paid: Array<number> = []
 
+    /** Which of the operator's queues (and the pending deposits) are at their limit. */
+    const atLimit = Effect.map(
+      sql<{ status: string; n: bigint }>`SELECT status, count(*) AS n FROM recon.shooter_sms
+        WHERE status IN ('manual_review', 'unmatched', 'parse_failed', 'need_check') GROUP BY status
+        UNION ALL SELECT 'pending', count(*) FROM recon.deposit WHERE status = 'pending'`,
+      (rows) => (key: keyof typeof DEMO_LIMITS) => Number(rows.find((r) => r.status === key)?.n ?? 0) >= DEMO_LIMITS[key]
+    )
     const pendingOf = (name: string) =>
       Effect.map(sql<{ amount: string }>`SELECT amount::text AS amount FROM recon.deposit d
         WHERE status = 'pending' AND from_bank_owner = ${name}`, (rows) => new Set(rows.map((r) => Number(r.amount))))
@@ -145,6 +195,10 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
       yield* sql`INSERT INTO recon.deposit (player_id, from_bank_owner, amount)
         SELECT id, name, ${amount} FROM recon.player WHERE name = ${name} ORDER BY id LIMIT 1`
     })
+    /** The platform expires what nobody paid in time (never one being approved). */
+    const expireOld = sql`UPDATE recon.deposit AS d SET status = 'expired', task_status = NULL
+      WHERE d.status = 'pending' AND d.created_at < now() - ${DEMO_DEPOSIT_TTL}::interval
+        AND NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS s WHERE s.status = 'approving' AND s.deposit_id = d.id)`
     /** The oldest deposit still waiting for its money, of a player whose name is theirs alone. */
     const oldestWaiting = Effect.suspend(() =>
       Effect.map(sql<{ id: bigint; name: string; amount: string }>`SELECT d.id, d.from_bank_owner AS name, d.amount::text AS amount
@@ -152,6 +206,13 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
         ${paid.length === 0 ? sql`` : sql`AND NOT ${sql.in("d.id", paid)}`}
         ORDER BY d.created_at, d.id LIMIT 1`, ([row]): Pending | undefined =>
         row === undefined ? undefined : { id: Number(row.id), name: row.name, amount: Number(row.amount) }))
+    /** The next deposit to pay (and so never paid twice), if one waits. */
+    const nextToPay = Effect.tap(oldestWaiting, (waiting) =>
+      Effect.sync(() => {
+        if (waiting === undefined) return
+        paid.push(waiting.id)
+        if (paid.length > 500) paid.shift()
+      }))
 
     const deposit = (bank: Bank, name: string, amount: number, why: string) =>
       Effect.gen(function*() {
@@ -163,26 +224,33 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
         console.log(`demo sms         ${banks[bank].name} deposit ${name} ${grouped(amount)} won (${why}) -> ${describe(answer)}`)
       })
 
+    /** Pays the oldest waiting deposit; none waiting, and room in the unmatched queue: money nobody asked for. */
+    const match = (bank: Bank) =>
+      Effect.gen(function*() {
+        const waiting = yield* nextToPay
+        if (waiting !== undefined) return yield* deposit(bank, waiting.name, waiting.amount, `pays deposit #${waiting.id}`)
+        if (!(yield* atLimit)("unmatched")) yield* deposit(bank, pick(STRANGERS), pick(AMOUNTS), "no deposit was waiting: unmatched")
+      })
+
     const step = (what: Step) =>
       Effect.gen(function*() {
         const bank = bankOrder[tick % bankOrder.length]!
+        const full = yield* atLimit
         switch (what) {
-          case "match": {
-            const waiting = yield* oldestWaiting
-            if (waiting === undefined) return yield* deposit(bank, pick(STRANGERS), pick(AMOUNTS), "no deposit was waiting: unmatched")
-            paid.push(waiting.id)
-            if (paid.length > 500) paid.shift()
-            return yield* deposit(bank, waiting.name, waiting.amount, `pays deposit #${waiting.id}`)
-          }
+          case "match":
+            return yield* match(bank)
           case "collision": {
             const taken = yield* pendingOf(SHARED_NAME)
-            const amount = AMOUNTS.find((a) => !taken.has(a) && Math.random() < 0.4) ?? AMOUNTS.find((a) => !taken.has(a)) ?? 1_000
+            const amount = AMOUNTS.find((a) => !taken.has(a) && Math.random() < 0.4) ?? AMOUNTS.find((a) => !taken.has(a))
+            // Enough collisions wait for the operator (or every amount has one): a plain deposit instead.
+            if (full("manual_review") || amount === undefined) return yield* match(bank)
             // Both players of the name ask for the same amount: which one paid is for a person to say.
             yield* sql`INSERT INTO recon.deposit (player_id, from_bank_owner, amount)
               SELECT id, name, ${amount} FROM recon.player WHERE name = ${SHARED_NAME}`
             return yield* deposit(bank, SHARED_NAME, amount, "two players share the name: manual review")
           }
           case "unmatched":
+            if (full("unmatched")) return yield* match(bank)
             return yield* deposit(bank, pick(STRANGERS), pick(AMOUNTS) + 3_000, "nobody asked for it: unmatched")
           case "withdrawal": {
             const at = new Date()
@@ -196,12 +264,32 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
             const answer = yield* phone.gateway(last.sender, last.text, new Date())
             return console.log(`demo sms         the last SMS again, from ${SECOND_PHONE} (duplicate) -> ${describe(answer)}`)
           }
+          case "unreadable": {
+            const waiting = full("parse_failed") ? undefined : yield* nextToPay
+            if (waiting === undefined) return yield* match(bank)
+            const at = new Date()
+            otherBalance += waiting.amount
+            const layout = tick % (SCRIPT.length * 2) < SCRIPT.length ? 0 : 1
+            const answer = yield* phone.forwarder(unreadBank.sender, unreadableSms(layout, waiting.name, waiting.amount, otherBalance, at), at)
+            return console.log(`demo sms         ${unreadBank.name} deposit ${waiting.name} ${grouped(waiting.amount)} won in a layout no template reads ` +
+              `(parse_failed until a person reads it; pays deposit #${waiting.id}) -> ${describe(answer)}`)
+          }
+          case "unknown_sender": {
+            const waiting = full("need_check") ? undefined : yield* nextToPay
+            if (waiting === undefined) return yield* match(bank)
+            const at = new Date()
+            otherBalance += waiting.amount
+            const answer = yield* phone.forwarder(unknownSender.sender, unknownSenderSms(waiting.name, waiting.amount, otherBalance, at), at)
+            return console.log(`demo sms         ${unknownSender.name} deposit ${waiting.name} ${grouped(waiting.amount)} won from a sender nobody whitelisted ` +
+              `(need_check until a person passes it; pays deposit #${waiting.id}) -> ${describe(answer)}`)
+          }
         }
       })
 
     const once = Effect.gen(function*() {
       const what = SCRIPT[tick % SCRIPT.length]!
-      if (what !== "withdrawal" && what !== "duplicate" && what !== "unmatched") yield* newDeposit
+      if (tick % SCRIPT.length === 0) yield* expireOld
+      if ((what === "match" || what === "collision") && !(yield* atLimit)("pending")) yield* newDeposit
       yield* step(what)
       tick += 1
     }).pipe(Effect.catchCause((cause) => Effect.logWarning("demo: one simulated SMS failed", cause)))
@@ -218,10 +306,21 @@ export const DemoLive = (ports: DemoPorts) =>
     const { password, secrets } = yield* seed
     yield* waitFor(`http://127.0.0.1:${ports.push}/health/live`)
     yield* waitFor(`http://127.0.0.1:${ports.admin}/`)
+    const signIn = `demo             open http://127.0.0.1:${ports.admin}/ and sign in: account ${DEMO_OPERATOR}  password ${password}`
+    // The password scrolls away with the phone's lines: it is kept in a file (only for this user) and said again.
+    mkdirSync(dirname(SIGN_IN_FILE), { recursive: true })
+    writeFileSync(SIGN_IN_FILE, `${signIn.replace(/^demo\s+/, "")}\n`, { mode: 0o600 })
+    chmodSync(SIGN_IN_FILE, 0o600)
     console.log([
-      `demo             open http://127.0.0.1:${ports.admin}/ and sign in: account ${DEMO_OPERATOR}  password ${password}`,
+      signIn,
       `demo             ${PHONE} (SmsForwarder) posts a signed bank SMS about every second to http://127.0.0.1:${ports.push}/push/${PHONE};`,
-      `demo             ${SECOND_PHONE} (SMS Gateway) sends duplicates. Data in ${DEMO_DATA_DIR} (not npm start's); Ctrl-C stops the demo.`
+      `demo             ${SECOND_PHONE} (SMS Gateway) sends duplicates. Data in ${DEMO_DATA_DIR} (not npm start's); Ctrl-C stops the demo.`,
+      `demo             the sign-in is kept in ${SIGN_IN_FILE}, and said again in a few seconds and every 5 minutes.`
     ].join("\n"))
     yield* Effect.forkScoped(simulate(ports.push, secrets))
+    yield* Effect.sync(() => console.log(signIn)).pipe(
+      Effect.delay(SAY_AGAIN_AFTER),
+      Effect.andThen(Effect.sync(() => console.log(signIn)).pipe(Effect.delay(SAY_AGAIN_EVERY), Effect.forever)),
+      Effect.forkScoped
+    )
   }).pipe(Effect.orDie))

@@ -1,5 +1,6 @@
 // Amounts as printed in bank SMS ("50,000원", full-width "５０，０００", "12.50") read into
 // exact decimal strings. Never a JS number: amounts stay strings end to end.
+import { Schema } from "effect"
 
 /** Full-width digits, comma and full stop (U+FF10–FF19, U+FF0C, U+FF0E) to ASCII; nothing else is folded. */
 const toHalfWidth = (text: string): string =>
@@ -25,3 +26,12 @@ export const parseAmount = (text: string): string | undefined => {
   if (digits.length > maxIntegerDigits) return undefined
   return match[3] === undefined ? digits : `${digits}.${match[3]}`
 }
+
+/**
+ * An amount as the APIs take it (DESIGN section 4): a decimal string of whole won or with up to
+ * two decimals, above zero and within numeric(18,2) (`"50000"`, `"12.50"`).
+ */
+export const DecimalAmount = Schema.String.check(
+  Schema.isPattern(/^(?:0|[1-9]\d{0,15})(?:\.\d{1,2})?$/, { message: "expected a decimal amount such as \"50000\" or \"12.50\"" }),
+  Schema.makeFilter((s: string) => !/^0(?:\.0+)?$/.test(s) || "expected an amount above zero")
+)

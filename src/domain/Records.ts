@@ -22,6 +22,8 @@ const registrationFields = {
   name: NullableString,
   format: PushFormat,
   api_url: NullableString,
+  /** Seconds without an SMS after which the phone counts as silent (an alert); null: never. */
+  silence_alert_s: Schema.NullOr(Schema.Int),
   enabled: Schema.Boolean,
   listener_status: Schema.String
 }
@@ -30,7 +32,6 @@ const registrationFields = {
 export const RegistrationRow = Schema.Struct({
   id: DbId,
   ...registrationFields,
-  silence_alert_s: Schema.NullOr(Schema.Number),
   last_event_at: DbTimeOrNull,
   created_at: DbTime
 })
@@ -99,31 +100,20 @@ export const SmsDetailRow = Schema.Struct({
 })
 export const SmsDetail = Schema.toType(SmsDetailRow)
 
-/** A pending deposit an SMS under review could be approved to: the player's, of the SMS's amount. */
-export const ReviewCandidateRow = Schema.Struct({
-  deposit_id: DbId,
-  player_id: DbId,
-  player_name: Schema.String,
-  from_bank_owner: Schema.String,
-  amount: Schema.String,
-  task_status: Schema.NullOr(Schema.Number),
-  created_at: DbTime
-})
+export const DecisionAction = Schema.Literals(["pass", "reject", "approve", "assign"])
+export type DecisionAction = typeof DecisionAction.Type
 
-/** An SMS awaiting a person (need_check, manual_review, unmatched), with its candidate deposits. */
-export const ReviewItemRow = Schema.Struct({
-  ...SmsRow.fields,
-  /** manual_review: the deposits of the payer's name; unmatched: any of the amount, the payer's name first. */
-  candidates: Schema.Array(Schema.Struct({ ...ReviewCandidateRow.fields, same_name: Schema.Boolean }))
-})
-export const ReviewItem = Schema.toType(ReviewItemRow)
-export type ReviewItem = typeof ReviewItem.Type
-
-/** One person's decision on an SMS (sms/check, sms/resolve), as sms/get shows it inside `match`. */
+/** One person's decision on an SMS (sms/check, sms/resolve, sms/assign), as sms/get shows it inside `match`. */
 export const DecisionRow = Schema.Struct({
   operator: NullableString,
-  action: Schema.Literals(["pass", "reject", "approve"]),
+  /** Who confirmed it, for a decision over the second-approval amount. */
+  second_operator: NullableString,
+  action: DecisionAction,
   deposit_id: Schema.NullOr(DbId),
+  /** What an `assign` read by eye; `amount` also what an `approve` moved. */
+  payer_name: NullableString,
+  amount: NullableString,
+  reason: NullableString,
   from_status: SmsStatus,
   to_status: SmsStatus,
   decided_at: DbTime

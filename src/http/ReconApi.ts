@@ -2,6 +2,7 @@
 // ReconServer, documented at /internal/recon/openapi.json, and the source of admin's typed client.
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { DecimalAmount } from "../domain/Money.ts"
 import { PgIsoTime, PgString } from "../domain/PgValues.ts"
 import { Account, Device, PushFormat, Phone, Registration, Sms, SmsDetail, SmsStatus, Template, TopInfo, Webhook, WebhookAttempt } from "../domain/Records.ts"
 import { EVENT_TYPES } from "../domain/Webhooks.ts"
@@ -13,8 +14,12 @@ export const opt = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schem
 const Text = (max: number) => PgString.check(Schema.isMaxLength(max))
 const NonEmptyText = (max: number) => PgString.check(Schema.isMinLength(1), Schema.isMaxLength(max))
 export const Id = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
-/** Who decided (/shooter/sms/check, /shooter/sms/resolve). */
-const Operator = NonEmptyText(64)
+/** Who decided (/shooter/sms/check, /shooter/sms/resolve, /shooter/sms/assign). */
+export const Operator = NonEmptyText(64)
+/** Why, in the operator's words (kept with the decision). */
+export const Reason = Text(500)
+/** A payer's name as a person reads it off an SMS. */
+export const PayerName = NonEmptyText(64).check(Schema.makeFilter((s: string) => s.trim() !== "" || "must not be blank"))
 
 export const Paging = {
   page: opt(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
@@ -24,7 +29,7 @@ export const Page = <S extends Schema.Top>(item: S) =>
   Schema.Struct({ items: Schema.Array(item), total: Schema.Int, page: Schema.Int, page_size: Schema.Int })
 
 const ById = Schema.Struct({ id: Id })
-const Deleted = Schema.Struct({ id: Schema.Int })
+export const Deleted = Schema.Struct({ id: Schema.Int })
 
 const post = <const Name extends string, P extends Schema.Struct.Fields, S extends Schema.Top>(
   name: Name,
@@ -42,16 +47,24 @@ const post = <const Name extends string, P extends Schema.Struct.Fields, S exten
 
 export const DeviceIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
+// The bodies admin's console passes on as they are (devices, registrations, the whitelist).
+export const RegistrationListFields = { ...Paging, device_id: opt(Text(64)), enabled: opt(Schema.Boolean) }
+export const AddDeviceFields = {
+  device_id: PgString.check(Schema.isPattern(DeviceIdPattern)),
+  name: opt(Text(200)),
+  format: PushFormat,
+  secret: opt(NonEmptyText(256)),
+  api_url: opt(PgString.check(Schema.isPattern(/^https?:\/\/[^\s]{1,2000}$/))),
+  silence_alert_s: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 30 * 86_400 })))
+}
+export const PhoneListFields = { ...Paging, keyword: opt(Text(64)) }
+export const PhoneAddFields = { phone: NonEmptyText(32), bank: opt(Text(64)), note: opt(Text(500)) }
+export const DeviceListFields = { ...Paging, trusted: opt(Schema.Boolean) }
+export const TrustFields = { id: Id, trusted: opt(Schema.Boolean) }
+
 export class PushsvcGroup extends HttpApiGroup.make("pushsvc").add(
-  post("list", "/pushsvc/list", { ...Paging, device_id: opt(Text(64)), enabled: opt(Schema.Boolean) }, Page(Registration)),
-  post("addDevice", "/pushsvc/add_device", {
-    device_id: PgString.check(Schema.isPattern(DeviceIdPattern)),
-    name: opt(Text(200)),
-    format: PushFormat,
-    secret: opt(NonEmptyText(256)),
-    api_url: opt(PgString.check(Schema.isPattern(/^https?:\/\/[^\s]{1,2000}$/))),
-    silence_alert_s: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 30 * 86_400 })))
-  }, Registration),
+  post("list", "/pushsvc/list", RegistrationListFields, Page(Registration)),
+  post("addDevice", "/pushsvc/add_device", AddDeviceFields, Registration),
   post("delete", "/pushsvc/delete", ById.fields, Deleted)
 ) {}
 
@@ -67,8 +80,8 @@ export class TemplateGroup extends HttpApiGroup.make("template").add(
 ) {}
 
 export class PhoneGroup extends HttpApiGroup.make("phone").add(
-  post("list", "/shooter/phone/list", { ...Paging, keyword: opt(Text(64)) }, Page(Phone)),
-  post("add", "/shooter/phone/add", { phone: NonEmptyText(32), bank: opt(Text(64)), note: opt(Text(500)) }, Phone),
+  post("list", "/shooter/phone/list", PhoneListFields, Page(Phone)),
+  post("add", "/shooter/phone/add", PhoneAddFields, Phone),
   post("delete", "/shooter/phone/delete", ById.fields, Deleted)
 ) {}
 
@@ -83,20 +96,35 @@ export class SmsGroup extends HttpApiGroup.make("sms").add(
     until: opt(PgIsoTime)
   }, Page(Sms)),
   post("get", "/shooter/sms/get", ById.fields, SmsDetail),
-  post("reset", "/shooter/sms/reset", ById.fields, Sms),
-  post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]), operator: opt(Operator) }, Sms),
+  // if_status (beyond the contract): only while the SMS is still in that status, else 409 (a caller that chose it by its status).
+  post("reset", "/shooter/sms/reset", { id: Id, if_status: opt(SmsStatus) }, Sms),
+  post("check", "/shooter/sms/check", { id: Id, result: Schema.Literals(["pass", "reject"]), operator: opt(Operator), reason: opt(Reason) }, Sms),
   post("resolve", "/shooter/sms/resolve", {
     id: Id,
     action: Schema.Literals(["approve", "reject"]),
     deposit_id: opt(Id),
-    operator: Operator
+    operator: Operator,
+    second_operator: opt(Operator),
+    reason: opt(Reason)
   }, Sms).annotate(OpenApi.Description, "How a person ends a review: approve a manual_review or unmatched SMS to a pending " +
-    "deposit of its amount (then approving, and the worker takes it through the wallet), or reject it. 409 in any other status.")
+    "deposit of its amount (then approving, and the worker takes it through the wallet), or reject it. 409 in any other " +
+    "status. second_operator: who confirmed a decision that needed a second approval."),
+  post("assign", "/shooter/sms/assign", {
+    id: Id,
+    payer_name: PayerName,
+    amount: DecimalAmount,
+    operator: Operator,
+    second_operator: opt(Operator),
+    reason: opt(Reason)
+  }, Sms).annotate(OpenApi.Description, "A parse_failed or ignored SMS read by a person: it becomes parsed with that payer " +
+    "name and amount (parse.reader \"operator\") and goes on to matching. 409 in any other status."),
+  post("dismiss", "/shooter/sms/dismiss", { id: Id, operator: Operator, reason: opt(Reason) }, Sms)
+    .annotate(OpenApi.Description, "A parse_failed SMS a person found is no money to credit: rejected. 409 in any other status.")
 ) {}
 
 export class DeviceGroup extends HttpApiGroup.make("device").add(
-  post("list", "/shooter/device/list", { ...Paging, trusted: opt(Schema.Boolean) }, Page(Device)),
-  post("trust", "/shooter/device/trust", { id: Id, trusted: opt(Schema.Boolean) }, Device),
+  post("list", "/shooter/device/list", DeviceListFields, Page(Device)),
+  post("trust", "/shooter/device/trust", TrustFields, Device),
   post("delete", "/shooter/device/delete", ById.fields, Deleted)
 ) {}
 

@@ -20,10 +20,17 @@ export const webhookUrl = (base: string, deviceId: string) => `${base}/push/${en
 /** An api_url as answers show it: the gateway's `user:password@` stays in the database, never in an answer. */
 export const withoutCredentials = (url: string): string => url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1")
 
-const withWebhook = (base: string) => <R extends Omit<Registration, "webhook_url"> & { silence_alert_s?: unknown }>(row: R): Registration => {
-  const { silence_alert_s: _, ...rest } = row
-  return { ...rest, api_url: rest.api_url === null ? null : withoutCredentials(rest.api_url), webhook_url: webhookUrl(base, row.device_id) }
-}
+const withWebhook = (base: string) => (row: Omit<Registration, "webhook_url">): Registration => ({
+  ...row,
+  api_url: row.api_url === null ? null : withoutCredentials(row.api_url),
+  webhook_url: webhookUrl(base, row.device_id)
+})
+
+/** A second approval is another person's: the same name twice is a 400. */
+const differentSecond = (d: { readonly operator: string; readonly second_operator?: string | null | undefined }) =>
+  d.second_operator != null && d.second_operator === d.operator
+    ? fail(400, "second_operator must be another operator than operator", [{ path: ["second_operator"], message: "the same as operator" }])
+    : Effect.void
 
 export const reconHandlers = (pushPublicUrl: string) => {
   const webhook = withWebhook(pushPublicUrl)
@@ -87,8 +94,9 @@ export const reconHandlers = (pushPublicUrl: string) => {
     return handlers
       .handle("list", ({ payload }) => store.listSms(payload).pipe(Effect.map(ok), answered))
       .handle("get", ({ payload }) => store.getSms(payload.id).pipe(Effect.flatMap(suggestions.attach), Effect.map(ok), answered))
-      .handle("reset", ({ payload }) => store.resetSms(payload.id).pipe(Effect.map(ok), answered))
-      .handle("check", ({ payload }) => store.checkSms(payload.id, payload.result, payload.operator ?? null).pipe(Effect.map(ok), answered))
+      .handle("reset", ({ payload }) => store.resetSms(payload.id, payload.if_status ?? undefined).pipe(Effect.map(ok), answered))
+      .handle("check", ({ payload }) =>
+        store.checkSms(payload.id, payload.result, payload.operator ?? null, payload.reason ?? null).pipe(Effect.map(ok), answered))
       .handle("resolve", Effect.fn(function*({ payload }) {
         const depositId = payload.deposit_id ?? null
         if ((payload.action === "approve") !== (depositId !== null)) {
@@ -96,8 +104,14 @@ export const reconHandlers = (pushPublicUrl: string) => {
             { path: ["deposit_id"], message: payload.action === "approve" ? "required to approve" : "only with action approve" }
           ])
         }
-        return ok(yield* store.resolveSms({ id: payload.id, action: payload.action, deposit_id: depositId, operator: payload.operator }))
+        yield* differentSecond(payload)
+        return ok(yield* store.resolveSms({ ...payload, deposit_id: depositId }))
       }, answered))
+      .handle("assign", Effect.fn(function*({ payload }) {
+        yield* differentSecond(payload)
+        return ok(yield* store.assignSms(payload))
+      }, answered))
+      .handle("dismiss", ({ payload }) => store.dismissSms(payload.id, payload).pipe(Effect.map(ok), answered))
   }))
 
   const device = HttpApiBuilder.group(ReconApi, "device", Effect.fn(function*(handlers) {

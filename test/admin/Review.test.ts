@@ -3,25 +3,21 @@
 // and the `activity` websocket messages that carry the queue and the latest SMS live.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { createMigratedDatabase } from "../support/database.ts"
-import { type Running, recon as reconCall, startRecon } from "../support/recon.ts"
-import { adminEnv, createOperator, login, openSocket, request, type SocketClient, sql, startAdmin } from "./support.ts"
+import { type Running, recon as reconCall } from "../support/recon.ts"
+import { adminEnv, consoleBed, login, openSocket, request, sql, type SocketClient, startAdmin } from "./support.ts"
 
 let db: string
 let recon: Running
 let admin: Running
 let token: string
 
+let close: () => Promise<void>
+
 beforeAll(async () => {
-  db = await createMigratedDatabase("admin_review")
-  recon = await startRecon(db)
-  admin = await startAdmin(db, adminEnv(recon.url))
-  await createOperator(db, "ada")
-  token = await login(admin.url, "ada")
+  ({ admin, close, db, recon, token } = await consoleBed("admin_review"))
 })
 afterAll(async () => {
-  await admin.close()
-  await recon.close()
+  await close()
 })
 
 let seq = 0
@@ -67,7 +63,7 @@ describe("review list", () => {
     assert.strictEqual(answer.http, 200, JSON.stringify(answer.body))
     assert.match(answer.headers.get("authorization") ?? "", /^Bearer /)
     const data = answer.body.data
-    assert.deepStrictEqual(data.counts, { need_check: 1, manual_review: 1, unmatched: 1 })
+    assert.deepStrictEqual(data.counts, { need_check: 1, manual_review: 1, unmatched: 1, parse_failed: 0, ignored: 0 })
     assert.deepStrictEqual([data.total, data.page, data.page_size], [3, 1, 20])
     assert.deepStrictEqual(data.items.map((i: any) => [i.id, i.status]), [[unmatched, "unmatched"], [review, "manual_review"], [held, "need_check"]])
     const [u, m, n] = data.items
@@ -77,17 +73,55 @@ describe("review list", () => {
       [b.deposit, b.player, "장서윤", "88000", 6, true],
       [a.deposit, a.player, "장서윤", "88000", 6, true]
     ])
+    assert.strictEqual(m.candidates_total, 2)
     assert.match(m.candidates[0].created_at, /^\d{4}-\d\d-\d\dT/)
     // unmatched: any pending deposit of the amount, the payer's name first.
     assert.deepStrictEqual(u.candidates.map((c: any) => [c.deposit_id, c.same_name]), [
       [stranger.deposit, true], [b.deposit, false], [a.deposit, false]
     ])
-    assert.deepInclude(m, { payer_name: "장서윤", amount: "88000", bank: "NH농협" })
+    assert.deepInclude(m, { payer_name: "장서윤", amount: "88000", bank: "NH농협", pending_approval: null })
+    // How long each has waited for a person, from when it was received.
+    for (const item of data.items) assert.isAtLeast(item.waiting_s, 0)
 
     const only = await list({ status: "manual_review", page_size: 1 })
     assert.deepStrictEqual([only.body.data.total, only.body.data.items.map((i: any) => i.id)], [1, [review]])
     assert.strictEqual((await list({ status: "parsed" })).http, 400)
     assert.strictEqual((await list({ page_size: 0 })).http, 400)
+  })
+
+  it("keeps candidate lists short and distinct: at most 10, with their total; none already being approved", async () => {
+    const review = await addSms("manual_review", "도가은", "77000")
+    const deposits: Array<number> = []
+    for (let i = 0; i < 13; i++) deposits.push((await addDeposit("도가은", "도가은", "77000", 6)).deposit)
+    // One of them is being approved with another SMS: not a candidate.
+    await sql(db, (sql) => sql`INSERT INTO recon.shooter_sms (device_id, sender, body, normalized_body, received_at, status, payer_name, amount, deposit_id)
+      VALUES ('dev-q', '15882100', 'taken', 'taken', now(), 'approving', '도가은', 77000, ${deposits[0]!})`)
+    const item = (await list({ status: "manual_review", page_size: 200 })).body.data.items.find((i: any) => i.id === review)
+    assert.strictEqual(item.candidates.length, 10)
+    assert.strictEqual(item.candidates_total, 12)
+    const ids = item.candidates.map((c: any) => c.deposit_id)
+    assert.strictEqual(new Set(ids).size, 10)
+    assert.notInclude(ids, deposits[0])
+    // The newest first.
+    assert.deepStrictEqual(ids, [...deposits].reverse().slice(0, 10))
+  })
+
+  it("lists parse_failed and ignored SMS with the reason the readers gave", async () => {
+    const failed = await sql(db, (sql) => Effect.map(sql<{ id: bigint }>`INSERT INTO recon.shooter_sms
+        (device_id, sender, body, normalized_body, received_at, status, parse_detail)
+      VALUES ('dev-q', '15666000', '신협 이체입금 의뢰인 홍길동', 'pf1', now(), 'parse_failed',
+        '{"kind":"deposit","reason":"a deposit that no template reads"}'::jsonb) RETURNING id`, (rows) => Number(rows[0]!.id)))
+    const ignored = await sql(db, (sql) => Effect.map(sql<{ id: bigint }>`INSERT INTO recon.shooter_sms
+        (device_id, sender, body, normalized_body, received_at, status, parse_detail)
+      VALUES ('dev-q', '16449999', '[KB] 출금 8,110', 'ig1', now(), 'ignored',
+        '{"kind":"outgoing","reason":"출금 (withdrawal)"}'::jsonb) RETURNING id`, (rows) => Number(rows[0]!.id)))
+    const pf = (await list({ status: "parse_failed" })).body.data
+    assert.deepInclude(pf.items.find((i: any) => i.id === failed), { reason: "a deposit that no template reads", candidates: [], candidates_total: 0 })
+    assert.isAtLeast(pf.items.find((i: any) => i.id === failed).waiting_s, 0)
+    const ig = (await list({ status: "ignored" })).body.data
+    assert.deepInclude(ig.items.find((i: any) => i.id === ignored), { reason: "출금 (withdrawal)", waiting_s: null })
+    assert.isAtLeast(ig.counts.ignored, 1)
+    assert.isAtLeast(ig.counts.parse_failed, 1)
   })
 
   it("needs the operator's session before anything else, and JSON", async () => {
@@ -170,7 +204,14 @@ describe("activity over the websocket", () => {
       assert.strictEqual((await resolve({ sms_id: await addSms("need_check"), action: "reject" })).http, 200)
       const message = await socket.next()
       assert.strictEqual(message.type, "top-info")
-      assert.isTrue(await socket.nothingWithin(2_500))
+      // Past the poll's 2 s: still no activity (the 10-s top-info tick may come; it is not activity).
+      const later: Array<string> = []
+      for (;;) {
+        const next = await socket.next(2_500).catch(() => undefined)
+        if (next === undefined) break
+        later.push(next.type)
+      }
+      assert.notInclude(later, "activity")
     } finally {
       socket.close()
     }
@@ -181,17 +222,19 @@ describe("activity over the websocket", () => {
     try {
       const first = await nextOf(socket, "activity")
       assert.isArray(first.data.latest)
-      assert.deepStrictEqual(Object.keys(first.data.queue).sort(), ["counts", "items", "page", "page_size", "total"])
+      assert.deepStrictEqual(Object.keys(first.data).sort(), ["counts", "latest", "marks"])
+      assert.deepStrictEqual(Object.keys(first.data.counts).sort(), ["ignored", "manual_review", "need_check", "parse_failed", "unmatched"])
       const { deposit } = await addDeposit("배수지", "배수지", "61000")
       const review = await addSms("unmatched", "배수지", "61000")
-      // Nothing told admin: the poll finds it.
-      const seen = await nextOf(socket, "activity", (m) => m.data.queue.items.some((i: any) => i.id === review))
-      assert.deepStrictEqual(seen.data.queue.items.find((i: any) => i.id === review).candidates.map((c: any) => c.deposit_id), [deposit])
+      // Nothing told admin: the poll finds it (the new SMS among the latest, and the deposit among the marks).
+      const seen = await nextOf(socket, "activity", (m) => m.data.latest.some((s: any) => s.id === review))
       assert.strictEqual(seen.data.latest[0].id, review)
+      assert.notProperty(seen.data.latest[0], "waiting_s")
+      assert.notStrictEqual(seen.data.marks.deposits, first.data.marks.deposits)
       assert.strictEqual((await resolve({ sms_id: review, action: "approve", deposit_id: deposit })).http, 200)
-      const after = await nextOf(socket, "activity", (m) => !m.data.queue.items.some((i: any) => i.id === review))
-      assert.strictEqual(after.data.latest.find((s: any) => s.id === review).status, "approving")
-      // The worker and the wallet finish it: the dashboard sees approved, and the counters follow.
+      const after = await nextOf(socket, "activity", (m) => m.data.latest.find((s: any) => s.id === review)?.status === "approving")
+      assert.strictEqual(after.data.counts.unmatched, seen.data.counts.unmatched - 1)
+      // The worker and the wallet finish it: the console sees approved, and the counters follow.
       await sql(db, (sql) => Effect.all([
         sql`UPDATE recon.deposit SET status = 'approved', sms_id = ${review}, approved_at = now() WHERE id = ${deposit}`,
         sql`UPDATE recon.shooter_sms SET status = 'approved' WHERE id = ${review}`

@@ -1,8 +1,10 @@
 // The rest of admin's surface: the removed compatibility paths and unknown routes (404 envelope
-// on GET and POST), the dashboard page, the worker-health proxy (ok / not configured /
+// on GET and POST), the console's page and files, the worker-health proxy (ok / not configured /
 // unreachable), and the database going away (503 envelope, an `unavailable` websocket message).
 import { assert, beforeAll, describe, it } from "@effect/vitest"
+import { readFileSync } from "node:fs"
 import { connect, createServer as createTcpServer, type Socket } from "node:net"
+import { CONSOLE_DIR } from "../../src/admin/Console.ts"
 import { createMigratedDatabase } from "../support/database.ts"
 import { type Running, startRecon } from "../support/recon.ts"
 import { adminEnv, createOperator, fakeWorker, login, openSocket, request, startAdmin } from "./support.ts"
@@ -57,14 +59,43 @@ describe("routes that do not exist", () => {
     }
   })
 
-  it("GET / is the dashboard page, with a policy that allows only its own script", async () => {
+  it("GET / is the console, Korean first (?lang=en English), with a policy that allows only its own files", async () => {
     const response = await fetch(`${admin.url}/`)
     assert.strictEqual(response.status, 200)
     assert.match(response.headers.get("content-type") ?? "", /^text\/html/)
-    assert.match(response.headers.get("content-security-policy") ?? "", /script-src 'sha256-[A-Za-z0-9+/=]+'/)
+    const policy = response.headers.get("content-security-policy") ?? ""
+    assert.include(policy, "default-src 'none'")
+    assert.include(policy, "script-src 'self'")
+    assert.notInclude(policy, "unsafe-inline")
     const html = await response.text()
-    for (const id of ["signin-form", "value-pending_deposit_cnt", "value-duplicate_sms_cnt", "recon-state", "worker-panel"]) {
+    assert.include(html, '<html lang="ko">')
+    for (const id of ["signin-form", "counters", "recon-state", "worker-panel", "queue-list", "search-form", "audit-rows", "registrations", "alerts"]) {
       assert.include(html, `data-testid="${id}"`)
+    }
+    const english = await (await fetch(`${admin.url}/?lang=en`)).text()
+    assert.include(english, '<html lang="en">')
+    assert.include(english, "<title>recon operator console</title>")
+    assert.include(await (await fetch(`${admin.url}/?lang=fr`)).text(), '<html lang="ko">')
+    // Every module, stylesheet and word list the page loads is served, with its type.
+    for (const [path, type] of [["/console/app.js", "text/javascript"], ["/console/console.css", "text/css"], ["/console/words.json", "application/json"]]) {
+      const asset = await fetch(`${admin.url}${path}`)
+      assert.strictEqual(asset.status, 200, path)
+      assert.match(asset.headers.get("content-type") ?? "", new RegExp(`^${type}`), path)
+      assert.strictEqual(asset.headers.get("x-content-type-options"), "nosniff")
+    }
+    assert.strictEqual((await fetch(`${admin.url}/console/../package.json`)).status, 404)
+    assert.strictEqual((await fetch(`${admin.url}/console/nothing.js`)).status, 404)
+  })
+
+  it("the console's word list has every key in Korean and English, and every data-i18n key of the page", () => {
+    const words = JSON.parse(readFileSync(new URL("words.json", CONSOLE_DIR), "utf8")) as Record<string, Record<string, string>>
+    assert.deepStrictEqual(Object.keys(words["en"]!).sort(), Object.keys(words["ko"]!).sort())
+    const html = readFileSync(new URL("index.html", CONSOLE_DIR), "utf8")
+    const keys = [...html.matchAll(/data-i18n(?:-placeholder|-aria)?="([^"]+)"/g)].map((m) => m[1]!)
+    assert.isAbove(keys.length, 50)
+    assert.deepStrictEqual(keys.filter((k) => !(k in words["ko"]!)), [])
+    for (const status of ["received", "need_check", "rejected", "duplicate", "ignored", "parse_failed", "parsed", "unmatched", "manual_review", "approving", "approved"]) {
+      assert.property(words["ko"], `s_${status}`)
     }
   })
 })

@@ -10,8 +10,8 @@ import { adminListener, adminServer } from "../../src/admin/AdminServer.ts"
 import { hashPassword } from "../../src/admin/Passwords.ts"
 import { type Env, readAdminSettings, readSync } from "../../src/config/AppConfig.ts"
 import { AdminStore } from "../../src/db/AdminStore.ts"
-import { runSql, sqlLayer } from "../support/database.ts"
-import { ADMIN_TOKEN, httpSettings, type Running, RECON_TOKEN } from "../support/recon.ts"
+import { createMigratedDatabase, runSql, sql, sqlLayer } from "../support/database.ts"
+import { ADMIN_TOKEN, httpSettings, type Running, RECON_TOKEN, startRecon } from "../support/recon.ts"
 
 export const PASSWORD = "correct horse battery staple"
 
@@ -51,10 +51,26 @@ export const createOperator = (databaseUrl: string, account: string, password = 
     return yield* store.createOperator(account, yield* hashPassword(password))
   }).pipe(Effect.provide(AdminStore.layer), Effect.orDie))
 
-export const sql = <A>(databaseUrl: string, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>): Promise<A> =>
-  runSql(databaseUrl, Effect.gen(function*() {
-    return yield* f(yield* SqlClient.SqlClient)
-  }).pipe(Effect.orDie))
+export { sql }
+
+/** A database, recon_service and admin_service on it, and operator `account` signed in: what the console's route tests stand on. */
+export const consoleBed = async (prefix: string, env: Env = {}, account = "ada") => {
+  const db = await createMigratedDatabase(prefix)
+  const recon = await startRecon(db)
+  const admin = await startAdmin(db, adminEnv(recon.url, env))
+  await createOperator(db, account)
+  const token = await login(admin.url, account)
+  return {
+    db,
+    recon,
+    admin,
+    token,
+    close: async () => {
+      await admin.close()
+      await recon.close()
+    }
+  }
+}
 
 export interface Answer {
   readonly http: number

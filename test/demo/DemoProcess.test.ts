@@ -2,14 +2,16 @@
 // embedded database under ./.data/demo, prints the operator's account and password, its simulated
 // phones post signed bank SMS through the real webhook, the worker and the wallet approve the
 // deposits that match, an ambiguous one waits in manual review and the operator resolves it over
-// the API; SIGINT stops it with exit 0.
+// the API; now and then an SMS no template reads and one from a sender nobody whitelisted wait for
+// a person; the sign-in is kept in a file and said again; SIGINT stops it with exit 0.
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
-import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { DEMO_LIMITS } from "../../src/demo/Demo.ts"
 
 const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), "recon-demo-"))
@@ -118,6 +120,19 @@ describe("npm run demo (all --demo)", () => {
       // The phones' SMS come in through the webhook, one of them again from the second phone.
       assert.isAtLeast(await within(15_000, () => total(), (n) => n >= 5), 5, demo.output())
       assert.isAtLeast(await within(15_000, () => total("duplicate"), (n) => n >= 1), 1, demo.output())
+      // The sign-in is kept in a file only this user reads, and said again after the start-up logs.
+      const kept = join(dir, ".data/demo-signin.txt")
+      assert.strictEqual(statSync(kept).mode & 0o777, 0o600)
+      assert.include(readFileSync(kept, "utf8"), `account ${demo.account}  password ${demo.password}`)
+      await within(15_000, async () => demo.output(), (text) => text.split(`password ${demo.password}`).length > 2)
+      assert.isAbove(demo.output().split(`password ${demo.password}`).length, 2)
+      // Now and then a layout no template reads, and a sender nobody whitelisted: a person's queues.
+      assert.isAtLeast(await within(40_000, () => total("parse_failed"), (n) => n >= 1), 1, demo.output().slice(-3000))
+      assert.isAtLeast(await within(20_000, () => total("need_check"), (n) => n >= 1), 1, demo.output().slice(-3000))
+      const queues = (await adminApi("/api/review/list", {})).body.data.counts
+      assert.isAtMost(queues.manual_review, DEMO_LIMITS.manual_review)
+      assert.isAtMost(queues.parse_failed, DEMO_LIMITS.parse_failed)
+      assert.isAtMost(queues.need_check, DEMO_LIMITS.need_check)
       // The printed operator is signed in; nobody else is.
       assert.strictEqual((await adminApi("/api/review/list", {})).http, 200)
       assert.strictEqual((await postJson(`http://127.0.0.1:${demo.ports.admin}/api/review/list`, {}, {})).http, 401)

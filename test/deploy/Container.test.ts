@@ -141,7 +141,7 @@ describe("Dockerfile", () => {
   const dockerfile = read("Dockerfile")
   const instructions = dockerfile.split("\n").filter((line) => /^[A-Z]+ /.test(line))
 
-  it("is multi-stage on NODE_IMAGE (node:24-slim) and keeps only production dependencies and dist/", () => {
+  it("is multi-stage on NODE_IMAGE (node:24-slim) and keeps only production dependencies, dist/ and the console's static files", () => {
     assert.strictEqual(instructions[0], "ARG NODE_IMAGE=node:24-slim")
     assert.deepStrictEqual(instructions.filter((line) => line.startsWith("FROM ")), [
       "FROM ${NODE_IMAGE} AS build",
@@ -152,7 +152,8 @@ describe("Dockerfile", () => {
     assert.deepStrictEqual(final.filter((line) => line.startsWith("COPY ")), [
       "COPY package.json ./",
       "COPY --from=dependencies /app/node_modules ./node_modules",
-      "COPY --from=build /app/dist ./dist"
+      "COPY --from=build /app/dist ./dist",
+      "COPY web/console ./web/console"
     ])
     assert.include(dockerfile, "npm ci --omit=dev --omit=optional")
   })
@@ -171,7 +172,8 @@ describe("Dockerfile", () => {
       "!package-lock.json",
       "!tsconfig.json",
       "!tsconfig.build.json",
-      "!src/"
+      "!src/",
+      "!web/console/"
     ])
   })
 })

@@ -45,8 +45,9 @@ describe("pushsvc", () => {
     const listed = await call("/pushsvc/list", { device_id: "phone-A.1" })
     assert.strictEqual(listed.body.data.total, 1)
     assert.deepStrictEqual(Object.keys(listed.body.data.items[0]).sort(), [
-      "api_url", "created_at", "device_id", "enabled", "format", "id", "last_event_at", "listener_status", "name", "webhook_url"
+      "api_url", "created_at", "device_id", "enabled", "format", "id", "last_event_at", "listener_status", "name", "silence_alert_s", "webhook_url"
     ])
+    assert.strictEqual(listed.body.data.items[0].silence_alert_s, 600)
     assert.notInclude(JSON.stringify(listed.body), "s3cret")
     const devices = await call("/shooter/device/list", {})
     assert.isTrue(devices.body.data.items.some((d: any) => d.device_id === "phone-A.1" && d.trusted === false))
@@ -260,7 +261,7 @@ describe("envelope and transport", () => {
     const doc = await fetch(`${server.url}/internal/recon/openapi.json`, { headers: { "x-internal-service-token": "test-admin-token-0123456789" } })
     const json = await doc.json() as any
     assert.strictEqual(json.openapi, "3.1.0")
-    assert.strictEqual(Object.keys(json.paths).length, 23)
+    assert.strictEqual(Object.keys(json.paths).length, 25)
     assert.property(json.paths, "/internal/recon/shooter/sms/resolve")
     assert.strictEqual((await fetch(`${server.url}/internal/recon/openapi.json`)).status, 401)
     const health = await fetch(`${server.url}/health`)

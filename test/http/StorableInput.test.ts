@@ -10,7 +10,7 @@ import { HttpApi } from "effect/http-api"
 import { AdminApi } from "../../src/admin/AdminApi.ts"
 import { SmsForwarderBody, SmsGatewayEnvelope, SmsReceivedPayload } from "../../src/domain/PushFormats.ts"
 import { ReconApi } from "../../src/http/ReconApi.ts"
-import { adminEnv, request, startAdmin } from "../admin/support.ts"
+import { adminEnv, createOperator, login, request, startAdmin } from "../admin/support.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { post, RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
 import { startWallet } from "../support/wallet.ts"
@@ -175,16 +175,21 @@ describe("recon_service routes", () => {
 
 describe("admin_service routes", () => {
   let admin: Running
+  let operator: string
   beforeAll(async () => {
     admin = await startAdmin(db, adminEnv("http://127.0.0.1:9"))
+    await createOperator(db, "nul-checker")
+    operator = await login(admin.url, "nul-checker")
   })
   afterAll(() => admin?.close())
 
   const cases = casesOf(AdminApi)
 
-  it("answers 400 for a NUL character or a lone surrogate in every string field (the login account included), a lone surrogate as a key", async () => {
+  it("answers 400 for a NUL character or a lone surrogate in every string field (the login account and the console's fields included), a lone surrogate as a key", async () => {
     assert.isTrue(cases.some((c) => c.route === "/api/auth/login" && c.field === "account"))
-    const headers = { "x-internal-service-token": RECON_TOKEN }
+    assert.isTrue(cases.some((c) => c.route === "/api/review/resolve" && c.field === "payer_name"))
+    // The sync token and an operator's session: every route gets past its auth to the schema.
+    const headers = { "x-internal-service-token": RECON_TOKEN, authorization: `Bearer ${operator}` }
     for (const c of cases) {
       const valid = await request(admin.url, c.route, { body: c.base, headers })
       assert.notStrictEqual(valid.http, 400, `${c.route}: the base payload is valid`)

@@ -69,6 +69,12 @@ export const poolLayer = (url: string, name: PoolName) => servicePool(name).pipe
 export const runSql = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>): Promise<A> =>
   Effect.runPromise(effect.pipe(Effect.provide(sqlLayer(url))))
 
+/** Runs `f` with a client of the database at `url` (a test's own queries); a failure is a defect. */
+export const sql = <A>(url: string, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>): Promise<A> =>
+  runSql(url, Effect.gen(function*() {
+    return yield* f(yield* SqlClient.SqlClient)
+  }).pipe(Effect.orDie))
+
 export const layerFor = (url: string): Layer.Layer<SqlClient.SqlClient> => Layer.orDie(sqlLayer(url))
 
 export interface OwnCluster {

@@ -1,5 +1,6 @@
-// A local Telegram Bot API for getUpdates: keeps an update queue, honours `offset` the way Telegram
-// does (updates below it are confirmed and dropped), answers at once, and can be told to fail.
+// A local Telegram Bot API for getUpdates and sendMessage: keeps an update queue, honours `offset`
+// the way Telegram does (updates below it are confirmed and dropped), keeps the messages sent,
+// answers at once, and can be told to fail.
 import { Effect } from "effect"
 import { callLog, json, serveLoopback } from "./fakeServer.ts"
 
@@ -24,10 +25,18 @@ export interface CannedReply {
   readonly contentType?: string
 }
 
+/** A sendMessage as the bot sent it. */
+export interface SentMessage {
+  readonly chat_id: string | number
+  readonly text: string
+}
+
 export interface FakeTelegram {
   /** The `SVC_RECON_CHATBOT_API_URL` to use: `http://127.0.0.1:<port>` */
   readonly apiUrl: string
   readonly calls: Array<GetUpdatesCall>
+  /** The messages sendMessage delivered (a failed one is not here). */
+  readonly sent: Array<SentMessage>
   /** Queues updates (wire format) for the next getUpdates. */
   readonly push: (...updates: ReadonlyArray<unknown>) => void
   /** The next getUpdates gets this answer instead of the queue. */
@@ -76,6 +85,7 @@ export const fakeTelegram = (token: string = TOKEN) =>
     const log = callLog<GetUpdatesCall>()
     let queue: Array<{ readonly update_id: number }> = []
     const canned: Array<CannedReply> = []
+    const sent: Array<SentMessage> = []
 
     const apiUrl = yield* serveLoopback((req, res, text) => {
       let body: GetUpdatesCall["body"] = {}
@@ -85,7 +95,7 @@ export const fakeTelegram = (token: string = TOKEN) =>
         return json(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" })
       }
       const url = req.url ?? ""
-      const match = /^\/bot([^/]+)\/getUpdates$/.exec(url)
+      const match = /^\/bot([^/]+)\/(getUpdates|sendMessage)$/.exec(url)
       const tokenMatched = match?.[1] === token
       log.record({ method: req.method, path: url.replaceAll(token, "<token>"), tokenMatched, body })
 
@@ -94,6 +104,14 @@ export const fakeTelegram = (token: string = TOKEN) =>
       const reply = canned.shift()
       if (reply !== undefined) {
         return res.writeHead(reply.status, { "content-type": reply.contentType ?? "application/json" }).end(reply.body)
+      }
+      if (match[2] === "sendMessage") {
+        const message = body as unknown as SentMessage
+        if (typeof message.text !== "string" || message.text === "" || message.chat_id === undefined) {
+          return json(res, 400, { ok: false, error_code: 400, description: "Bad Request: message text is empty" })
+        }
+        sent.push({ chat_id: message.chat_id, text: message.text })
+        return json(res, 200, { ok: true, result: { message_id: sent.length, chat: { id: message.chat_id }, date: 1_760_000_000, text: message.text } })
       }
       // An offset confirms every update before it: Telegram forgets them.
       if (typeof body.offset === "number") queue = queue.filter((u) => u.update_id >= body.offset!)
@@ -104,6 +122,7 @@ export const fakeTelegram = (token: string = TOKEN) =>
     const telegram: FakeTelegram = {
       apiUrl,
       calls: log.calls,
+      sent,
       push: (...updates) => {
         queue.push(...(updates as Array<{ readonly update_id: number }>))
         queue.sort((a, b) => a.update_id - b.update_id)

@@ -1,0 +1,57 @@
+// GET / and /console/*: the operator's console, a set of static files in web/console/ (plain ES
+// modules and CSS, no build step; type-checked from their JSDoc by `npm run typecheck`). The page
+// is Korean first: `?lang=en` serves it with <html lang="en">, and its script picks the words by
+// that. Only the console's own files may run or style it; it talks to its own origin only.
+import { Effect } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { readdirSync, readFileSync } from "node:fs"
+import { extname } from "node:path"
+
+/** web/console/ beside src/ and dist/ alike (both are one level under the package root). */
+export const CONSOLE_DIR = new URL("../../web/console/", import.meta.url)
+
+const contentTypes: Record<string, string> = {
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json; charset=utf-8"
+}
+
+const headers = {
+  "content-security-policy": [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'"
+  ].join("; "),
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  // Revalidated each time: an upgraded admin serves the new console at once.
+  "cache-control": "no-cache"
+}
+
+/** The page in each language: the same file, its <html lang> set. */
+const pages = (template: string) => ({
+  ko: template,
+  en: template.replace(/<html lang="ko">/, '<html lang="en">').replace("<title>recon 운영 콘솔</title>", "<title>recon operator console</title>")
+})
+
+export const ConsoleRoute = HttpRouter.addAll(Effect.sync(() => {
+  const page = pages(readFileSync(new URL("index.html", CONSOLE_DIR), "utf8"))
+  const assets = readdirSync(CONSOLE_DIR).filter((name) => contentTypes[extname(name)] !== undefined).map((name) =>
+    HttpRouter.route("GET", `/console/${name}`, HttpServerResponse.text(readFileSync(new URL(name, CONSOLE_DIR), "utf8"), {
+      contentType: contentTypes[extname(name)]!,
+      headers
+    }))
+  )
+  return [
+    HttpRouter.route("GET", "/", (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.succeed(HttpServerResponse.html(new URL(request.url, "http://admin.invalid").searchParams.get("lang") === "en" ? page.en : page.ko).pipe(
+        HttpServerResponse.setHeaders(headers)
+      ))),
+    ...assets
+  ]
+}))
