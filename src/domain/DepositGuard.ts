@@ -62,7 +62,8 @@ const noTransaction: ReadonlyArray<Marker> = [
     meaning: "asks for a payment"
   },
   { pattern: /입금일|입금계좌|가상계좌|입금자명|납부|고지|청구|등록금|수업료|세금|과태료/u, meaning: "marks a bill, tax or tuition notice" },
-  { pattern: /주문|배송|상품|구매확정|확인되었|확인됐|확인완료/u, meaning: "marks an order confirmation" }
+  { pattern: /주문|배송|상품|구매확정|확인되었|확인됐|확인완료/u, meaning: "marks an order confirmation" },
+  { pattern: /실패|거절|불능|오류/u, meaning: "says the transaction did not go through" }
 ]
 
 /** The text with the reading's neutral spans (headers, account names, the counterpart…) blanked out. */

@@ -4,7 +4,7 @@
 // merchant of outgoing money), the balance, the account as shown, the bank and the time. The
 // guard (DepositGuard.ts) judges the message from this same reading; the parse loop uses it last,
 // after the templates, for layouts no template knows. Pure.
-import { type Direction, type LabelSlot, type Token, tokenize, type TxnWord } from "./SmsTokens.ts"
+import { type Direction, type LabelSlot, type Role, type Token, tokenize, type TxnWord } from "./SmsTokens.ts"
 
 type Of<K extends Token["kind"]> = Extract<Token, { kind: K }>
 type TxnToken = Of<"txn">
@@ -106,12 +106,27 @@ const roleWordBefore = (tokens: ReadonlyArray<Token>, at: number): Of<"word"> | 
   return undefined
 }
 
-/** Which way one transaction word moves money: `보냈어요` is in when someone sent it (`님이`), out otherwise. */
-const wayOf = (tokens: ReadonlyArray<Token>, at: number): "in" | "out" | "neutral" => {
+/**
+ * Which way one transaction word moves money: `보냈어요` is in when someone sent it (`님이`), out
+ * otherwise; `입금했어요` is out when it went to someone (`홍길동님께`, `홍길동님 계좌로`).
+ */
+const wayOf = (tokens: ReadonlyArray<Token>, at: number): { readonly way: "in" | "out" | "neutral"; readonly meaning: string } => {
   const word: TxnWord = (tokens[at] as TxnToken).word
-  if (word.way !== "send") return word.way
-  const role = roleWordBefore(tokens, at)?.role
-  return role === "subject" || role === "from" ? "in" : "out"
+  const role = roleOf(tokens, at)
+  if (word.way === "send") return { way: role === "subject" || role === "from" ? "in" : "out", meaning: word.meaning }
+  if (word.way === "in" && role === "to" && word.meaning !== "is money received") return { way: "out", meaning: "is money put into someone else's account" }
+  return { way: word.way, meaning: word.meaning }
+}
+
+/** The role of the counterpart before a transaction word on its line; a name's account (`홍길동님 계좌로`) is `to`. */
+const roleOf = (tokens: ReadonlyArray<Token>, at: number): Role | undefined => {
+  const word = roleWordBefore(tokens, at)
+  if (word !== undefined) return word.role
+  for (let i = at - 1; i > 0 && tokens[i]!.line === tokens[at]!.line; i--) {
+    const t = tokens[i]!
+    if (t.kind === "accountName" && /(?:로|에)$/u.test(t.text) && tokens[i - 1]!.kind === "mark" && tokens[i - 1]!.text === "님") return "to"
+  }
+  return undefined
 }
 
 /** A first line made only of a transaction word (a push's title): `입금`, `송금`, `[입금]`, `입금 알림`. */
@@ -204,11 +219,12 @@ const spanOf = (text: string, tokens: ReadonlyArray<Token>, c: Candidate, source
   return { text: cleanName(text.slice(start, end)), start, end, source }
 }
 
-/** A name as printed, without the brackets or marks around it (`(성시원)` → `성시원`). */
+/** A name as printed, without the brackets or marks around it (`(성시원)` → `성시원`, `홍길동)` → `홍길동`). */
 const cleanName = (name: string): string => {
   const trimmed = name.replace(/^[\s:：,|·-]+|[\s:：,|·.]+$/gu, "")
   const bracketed = /^\(([^()]+)\)$/u.exec(trimmed)
-  return bracketed === null ? trimmed : bracketed[1]!
+  if (bracketed !== null) return bracketed[1]!
+  return trimmed.endsWith(")") && !trimmed.includes("(") ? trimmed.slice(0, -1) : trimmed
 }
 
 /** The name after a payer label (`보낸분 홍길동`, `적요: 홍길동`, `적요\n홍길동`). */
@@ -243,10 +259,10 @@ export const readSms = (text: string): Reading => {
   // `금액: 7,700원`: a labelled amount belongs to the transaction word when nothing stands next to it.
   const labelAt = tokens.findIndex((t) => t.kind === "label" && t.slot === "amount")
   const labelledAmount = labelAt < 0 ? undefined : tokens.slice(labelAt + 1, labelAt + 3).find((t): t is Of<"amount"> => t.kind === "amount" && t.value !== undefined)
-  const governing: Array<{ readonly at: number; readonly way: "in" | "out" | "neutral"; readonly amount: Of<"amount"> | Of<"number"> | undefined }> = []
+  const governing: Array<{ readonly at: number; readonly way: "in" | "out" | "neutral"; readonly meaning: string; readonly amount: Of<"amount"> | Of<"number"> | undefined }> = []
   for (const [i, t] of tokens.entries()) {
     if (t.kind !== "txn" || i === title) continue
-    governing.push({ at: i, way: wayOf(tokens, i), amount: governedAmount(tokens, i, balanceValues) ?? labelledAmount })
+    governing.push({ at: i, ...wayOf(tokens, i), amount: governedAmount(tokens, i, balanceValues) ?? labelledAmount })
   }
 
   // An arrow: into the holder's own account (`홍길동 → 내 토스뱅크 통장`) is money in; any other is out.
@@ -264,11 +280,11 @@ export const readSms = (text: string): Reading => {
 
   const ways = governing.map((g) => g.way)
   const firstOut = governing.find((g) => g.way === "out")
-  const titleWay = title === undefined ? undefined : wayOf(tokens, title)
+  const titleWay = title === undefined ? undefined : wayOf(tokens, title).way
   const bodyIn = ways.includes("in") || arrowWay === "in"
   let movement: Movement
   const said = (at: number) => `"${tokens[at]!.text}" ${(tokens[at] as TxnToken).word.meaning}`
-  if (firstOut !== undefined) movement = { kind: "out", reason: said(firstOut.at) }
+  if (firstOut !== undefined) movement = { kind: "out", reason: `"${tokens[firstOut.at]!.text}" ${firstOut.meaning}` }
   else if (arrowWay === "out") movement = { kind: "out", reason: "an arrow points from the account to someone" }
   else if (titleWay === "out" && (tokens[title!] as TxnToken).word.way !== "send") movement = { kind: "out", reason: `the title ${said(title!)}` }
   else if (titleWay === "out" && !bodyIn) movement = { kind: "out", reason: said(title!) }

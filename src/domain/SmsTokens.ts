@@ -19,7 +19,7 @@ export interface TxnWord {
 }
 
 /** A label before its value (`보낸분 홍길동`, `적요: 홍길동`, `일시 …`). */
-export type LabelSlot = "payer" | "recipient" | "amount" | "time" | "account" | "kind"
+export type LabelSlot = "payer" | "recipient" | "amount" | "fee" | "time" | "account" | "kind"
 
 /** The particle after a name: `홍길동님이` (subject: who sent), `홍길동님께` (to), `홍길동님에게서` (from). */
 export type Role = "subject" | "to" | "from"
@@ -117,23 +117,28 @@ const txnTail = new RegExp(String.raw`${typePrefix}*(?:입금|출금|지급)$`, 
 /** A chunk ending in a transaction word with a known kind before it (`과일놀이터체크카드출금`). */
 const typedTxnTail = new RegExp(String.raw`${typePrefix}+(?:입금|출금|지급)$`, "u")
 
+// One group per core, so a match says which core it was (`이체` before `완료` is not `이체` alone).
+const coreSearch = new RegExp(cores.map((c) => `(${c.pattern})`).join("|"), "gu")
+
+/** The transaction word a whole chunk is, if it is one: its last core with a direction decides. */
 const wordOf = (chunk: string): TxnWord | undefined => {
   if (!txnChunk.test(chunk)) return undefined
   let last: TxnWord | undefined
-  let cancel = false
-  for (const m of chunk.matchAll(new RegExp(coreAlternation, "gu"))) {
-    const core = cores.find((c) => new RegExp(`^(?:${c.pattern})$`, "u").test(m[0]))
-    if (core === undefined) continue
-    if (core.pattern === "취소") cancel = true
+  for (const m of chunk.matchAll(coreSearch)) {
+    const core = cores[m.slice(1).findIndex((group) => group !== undefined)]!
+    // `입금취소`: a cancellation whatever came before; `입금이체`: 이체 says no way of its own.
+    if (last?.meaning === cancellation.meaning) continue
+    if (core.word.way === "neutral" && last !== undefined) continue
     last = core.word
   }
-  return cancel ? cores.find((c) => c.pattern === "취소")!.word : last
+  return last
 }
+const cancellation = cores.find((c) => c.pattern === "취소")!.word
 
-// Notice words as whole chunks (with their endings): never a name, whatever slot they stand in.
-// `예정은`/`예정이` (a name such as 예정은 is possible) and a keyword inside a longer word stay words.
+// Notice words as whole chunks (with their endings and particles: `요청이`, `예정입니다`): never a
+// name, whatever slot they stand in. A keyword inside a longer word (`서예정`, `공지영`) stays a word.
 const noticeChunk = new RegExp(
-  String.raw`^(?:입금|출금|이체|송금|납부|결제)?(?:예정|예약|안내|공지|알림|점검|중단|휴면|해지|변경|전환|요청|부탁|바랍니다|기한|마감|대기|미입금|확인|납부|고지|청구|광고|인증|인증번호|비밀번호|주문|배송|상품|구매확정|수신거부|무료거부|서비스)+(?:입니다|합니다|됩니다|되었습니다|됐습니다|드립니다|드려요|해요|했어요|하세요|해주세요|하십시오|을|를|에|으로|서비스|금액|액|일|번호|내역|사항|중|완료|요청)*[.!]?$`,
+  String.raw`^(?:입금|출금|이체|송금|납부|결제)?(?:예정|예약|안내|공지|알림|점검|중단|휴면|해지|변경|전환|요청|부탁|바랍니다|기한|마감|대기|미입금|확인|납부|고지|청구|광고|인증|인증번호|비밀번호|주문|배송|상품|구매확정|수신거부|무료거부|서비스|실패|오류|거절|불능)+(?:입니다|합니다|됩니다|되었습니다|됐습니다|드립니다|드려요|해요|했어요|하세요|해주세요|하십시오|을|를|이|가|은|는|의|도|에|으로|서비스|금액|액|일|번호|내역|사항|중|완료|요청)*[.!]?$`,
   "u"
 )
 /** `입금하세요`, `입금해`, `입금할`, `입금될`: 입금 asked for or announced, not made. */
@@ -146,35 +151,45 @@ const labels: ReadonlyArray<readonly [RegExp, LabelSlot]> = [
   [/^(?:금액|입금액|입금금액|거래금액|출금액|출금금액|이체금액|송금액|송금금액)$/u, "amount"],
   [/^(?:일시|거래일시|입금일시|출금일시|거래시간|시간|일자|거래일자|날짜)$/u, "time"],
   [/^(?:계좌|계좌번호|입금계좌|출금계좌|받는계좌|내계좌)$/u, "account"],
-  [/^(?:구분|거래구분|거래종류|거래유형)$/u, "kind"]
+  [/^(?:구분|거래구분|거래종류|거래유형)$/u, "kind"],
+  [/^(?:수수료|이체수수료|송금수수료)$/u, "fee"]
 ]
 const labelOf = (chunk: string): LabelSlot | undefined => labels.find(([pattern]) => pattern.test(chunk))?.[1]
 
 // The account holder's own account by its product name (`입출금통장`, `모임통장(7710)`, `내 통장`).
-const accountNameChunk = /^(?:[가-힣A-Za-z0-9]*(?:통장|저금통|세이프박스|금고|지갑|계좌)(?:\(\d{2,6}\))?(?:에|으로|로|의)?|내|나의|본인)$/u
+const accountNameChunk = /^(?:[가-힣A-Za-z0-9]+(?:통장|저금통|세이프박스|금고|지갑|계좌)(?:\(\d{2,6}\))?(?:에|으로|로|의)?|(?:통장|계좌)(?:\(\d{2,6}\))?(?:에|으로|로|의)?|내|나의|본인)$/u
 // A notification header: no transaction, no name (`입출금 알림`, `입출금알림`, `거래알림`).
 const headerChunk = /^(?:입출금|거래|계좌|입금|출금)?(?:알림|내역알림|알림톡)$|^(?:입출금)$/u
 
 const headerBracket = /^(?:web|국제|국외|해외)\s*발신$/iu
+/** The end of a sentence (`도착했어요`, `확인하십시오`). */
+const sentenceEnd = /(?:요|니다|세요|시오)[.!?]?$/u
+/** Words that only say a transaction went through (`입금 완료`): no name, no direction. */
+const fillerChunk = /^(?:완료|처리|처리완료|정상처리|되었습니다|됐습니다|됐어요|되었어요|됨|성공)[.!]?$/u
 
 /** A chunk of letters: what it is, read whole. */
-const classifyLetters = (chunk: string): { kind: "word" | "txn" | "notice" | "label" | "accountName" | "header" | "bank" | "holder"; word?: TxnWord; slot?: LabelSlot; bank?: string } => {
+const classifyLetters = (chunk: string): { kind: "word" | "txn" | "notice" | "label" | "accountName" | "header" | "bank" | "holder" | "mark"; word?: TxnWord; slot?: LabelSlot; bank?: string } => {
   if (/\*/u.test(chunk) && /[가-힣A-Za-z]/u.test(chunk)) return { kind: "holder" }
   const bank = bankOf(chunk)
   if (bank !== undefined) return { kind: "bank", bank }
   if (askedTxnChunk.test(chunk)) return { kind: "notice" }
   const word = wordOf(chunk)
   if (word !== undefined) return { kind: "txn", word }
-  const slot = labelOf(chunk.replace(/[:：]$/u, ""))
+  const slot = labelOf(chunk.replace(/^\(|[:：)]$/gu, ""))
   if (slot !== undefined) return { kind: "label", slot }
   if (headerChunk.test(chunk)) return { kind: "header" }
+  // `완료`, `도착했어요`, `확인하세요`: words of a sentence, no name ends so.
+  if (fillerChunk.test(chunk) || sentenceEnd.test(chunk)) return { kind: "mark" }
   if (noticeChunk.test(chunk)) return { kind: "notice" }
   if (accountNameChunk.test(chunk)) return { kind: "accountName" }
   return { kind: "word" }
 }
 
-// `홍길동님이`, `김철수님께`, `홍길동님에게서`; `고객님` is nobody in particular.
-const honorific = /^(.+?)님(이|께서|께|에게|에게서|한테|한테서|으로부터|의)?$/u
+// `홍길동님이`, `김철수님께`, `홍길동님에게서`, and without 님 the particles no name ends in
+// (`홍길동에게`, `홍길동으로부터`); `고객님` is nobody in particular.
+const honorific = /^(.+?)(?:님(이|께서|께|에게|에게서|한테|한테서|으로부터|의)?|(께서|에게|에게서|한테|한테서|으로부터|로부터))$/u
+/** `님께` standing alone after a name (`홍길동 님께`); `앞` (addressed to: `홍길동님 앞`). */
+const loneHonorific = /^(?:님(이|께서|께|에게|에게서|한테|한테서|으로부터)?|(앞|앞으로))$/u
 const roleOf = (particle: string | undefined): Role | undefined =>
   particle === undefined || particle === "의" ? undefined
     : particle === "이" || particle === "께서" ? "subject"
@@ -188,7 +203,7 @@ const roleOf = (particle: string | undefined): Role | undefined =>
 const numberPatterns: ReadonlyArray<readonly [RegExp, "date" | "time" | "account" | "amount" | "masked"]> = [
   [/\d{4}[./-]\d{1,2}[./-]\d{1,2}\.?/y, "date"],
   [/\d{1,2}:\d{2}(?::\d{2})?(?:\.\d{1,3})?/y, "time"],
-  [/(?:0?[1-9]|1[0-2])[/.](?:0?[1-9]|[12]\d|3[01])(?![\d*#,]|\.\d)/y, "date"],
+  [/(?:0?[1-9]|1[0-2])[/.](?:0?[1-9]|[12]\d|3[01])(?![\d*#]|\.\d|,\d{3})/y, "date"],
   [/\d{1,2}월\d{1,2}일/y, "date"],
   // Masked (`352-****-4273-63`, `942902**347`, `*120000`, `####946`) or grouped by dashes (`110-496-922482`).
   [/(?=[\d*#-]*\d[\d*#-]*\d)[\d*#]*[*#][\d*#]*(?:-[\d*#]+)*|\d+(?:-[\d*#]+){2,}|\d{3,}-[\d*#]{4,}/y, "account"],
@@ -395,8 +410,17 @@ const pushLetters = (letters: string, start: number, line: number, gluedDigits: 
   }
   const named = honorific.exec(letters)
   if (named !== null && named[1] !== "고객" && !/\*/u.test(named[1]!)) {
-    out.push({ ...span(0, named[1]!.length), kind: "word", role: roleOf(named[2]) })
+    out.push({ ...span(0, named[1]!.length), kind: "word", role: roleOf(named[2] ?? named[3]) })
     out.push({ ...span(named[1]!.length, letters.length), kind: "mark" })
+    return
+  }
+  const lone = loneHonorific.exec(letters)
+  // The name it follows: the word before, or the word before its `님` (`홍길동님 앞`).
+  const at = out.at(-1)?.kind === "mark" && out.at(-1)!.text.startsWith("님") ? out.length - 2 : out.length - 1
+  const name = out[at]
+  if (lone !== null && name?.kind === "word" && name.line === line) {
+    out[at] = { ...name, role: lone[2] === undefined ? roleOf(lone[1]) : "to" }
+    out.push({ ...span(0, letters.length), kind: "mark" })
     return
   }
   out.push({ ...span(0, letters.length), kind: "word", role: undefined })

@@ -7,9 +7,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import fc from "fast-check"
-import { classifyTransaction } from "../../src/domain/DepositGuard.ts"
 import { type LoadedTemplate, type ParseReport, parseSms, payerName, slowRuleMillis, readTransactionTime, seoulIso, templateSet } from "../../src/domain/SmsParse.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
+import { tokenize } from "../../src/domain/SmsTokens.ts"
 import { compileRule } from "../../src/domain/TemplateRule.ts"
 import { builtins as builtinList, builtinTemplates } from "../support/parse.ts"
 
@@ -178,8 +178,12 @@ const layouts: ReadonlyArray<Layout> = [
 const syllables = [..."김이박최정강조윤장임한오서신권황안송류홍전고문양손배백허유남심노하곽성차주우구민진나지엄채원천방공현함변염여추도소석선설마길연위표명기반왕금옥육인맹제모탁국어은편용예경봉사부가복태목형계피두감음빈동온호범좌팽승간상갈시수견당화창"]
 const hangulName = fc.array(fc.constantFrom(...syllables), { minLength: 2, maxLength: 4 }).map((s) => s.join(""))
 const latinWord = fc.array(fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZ"), { minLength: 2, maxLength: 8 }).map((s) => s.join(""))
-/** Names the guard has nothing against (a name made of words such as 예정 or 송금 is refused on the safe side, by design). */
-const innocent = (name: string) => ["입금 ", "입금 0"].every((before) => classifyTransaction(`${before}${name}`).kind === "deposit")
+/**
+ * Names whose every word is a word and nothing else (a name word that is itself a keyword or an
+ * account's name, 예정, 변경, 계좌, is doubt, by design: test/domain/SmsReader.test.ts generates
+ * real names with the guard's words inside them).
+ */
+const innocent = (name: string) => name.split(" ").every((word) => tokenize(word).every((t) => t.kind === "word" || t.kind === "holder"))
 const names = (oneWord: boolean) =>
   fc.oneof(
     hangulName,

@@ -109,13 +109,14 @@ const guardWords = [
   "출금", "지급", "송금", "이체", "결제", "승인", "취소", "사용", "할부", "누적", "입금", "예정", "예약", "안내", "공지", "알림", "점검", "중단",
   "휴면", "해지", "전환", "변경", "요청", "부탁", "기한", "마감", "대기", "납부", "고지", "청구", "세금", "주문", "배송", "상품", "확인", "광고", "인증"
 ]
-const onlyGuardWords = new RegExp(`^(?:${guardWords.join("|")})+$`, "u")
+const onlyGuardWords = new RegExp(`^(?:${guardWords.join("|")})+(?:이|가|은|는|의|도)?$`, "u")
 const unit = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...given) }, { weight: 2, arbitrary: fc.constantFrom(...guardWords) })
 const koreanName = fc.tuple(fc.constantFrom(...surnames), fc.array(unit, { minLength: 1, maxLength: 2 }))
   .map(([surname, rest]) => surname + rest.join(""))
   // Korean names are two to four syllables. Doubt, by design: a name made only of the guard's
-  // words (`송금`, `전환확인`); a name that is a bank's short name (경남, 하나), which where a bank's
-  // tag stands (`경남 전자금융입금 1`) is read as the bank.
+  // words, a particle at most after them (`송금`, `전환확인`, `예정은` reads as 예정 + 은); a name that
+  // is a bank's short name (경남, 하나), which where a bank's tag stands (`경남 전자금융입금 1`) is
+  // read as the bank.
   .filter((name) => name.length <= 4 && !onlyGuardWords.test(name) && bankOf(name) === undefined)
 
 const deposits = fc.record({
@@ -183,6 +184,13 @@ describe("the guard judges the transaction, not words anywhere", () => {
     assert.strictEqual(deposit("입금 50,000원\n모임통장(7710) → 홍길동").kind, "outgoing")
     assert.strictEqual(deposit("송금\n홍길동님께 50,000원을 보냈어요").kind, "outgoing")
     assert.strictEqual(deposit("[농협] 입금 예정 안내 10,000원").kind, "no_transaction")
+    // 입금 into someone else's account is money out.
+    for (const text of ["[토스] 홍길동님에게 50,000원 입금했어요", "홍길동님 계좌로 50,000원 입금 완료", "[우리] 홍길동에게 50,000원 입금", "50,000원이 홍길동님께 입금되었습니다", "홍길동 님께 50,000원 송금"]) {
+      assert.strictEqual(deposit(text).kind, "outgoing", text)
+    }
+    for (const text of ["홍길동님에게서 50,000원이 입금되었습니다", "홍길동으로부터 50,000원이 입금되었습니다", "고객님 계좌로 50,000원이 입금되었습니다. 보낸분 홍길동"]) {
+      assert.strictEqual(deposit(text).kind, "deposit", text)
+    }
   })
 })
 
