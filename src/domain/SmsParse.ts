@@ -187,6 +187,7 @@ export const payerName = (captured: string): { readonly name: string } | { reado
     return { rejected: `${JSON.stringify(name)} is part of the transaction line, not a name` }
   }
   if (/\d{1,2}:\d{2}/u.test(name)) return { rejected: `${JSON.stringify(name)} holds a time, not only a name` }
+  if (/계좌\s*[\d*#-]{3,}/u.test(name)) return { rejected: `${JSON.stringify(name)} holds an account, not only a name` }
   if (/^[\d\s,.:/#()\-+]*원?$/u.test(name)) return { rejected: `${JSON.stringify(name)} is a number (account, amount or time), not a name` }
   if (/^\(?[가-힣A-Za-z]*은행\)?$/u.test(name)) return { rejected: `${JSON.stringify(name)} is a bank, not a name` }
   if (name.length > 60) return { rejected: "the name is longer than 60 characters" }

@@ -58,17 +58,20 @@ const passable = new Set<Token["kind"]>(["word", "mark", "holder", "label", "not
 const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: ReadonlySet<Token>): Of<"amount"> | Of<"number"> | undefined => {
   const txn = tokens[at]!
   let passedWord = false
+  let passedField = false
   for (let i = at + 1; i < tokens.length; i++) {
     const t = tokens[i]!
-    if (t.line > txn.line + 1) break
+    // This line or the next; one more when only a date, time or account lies between (`입금\n09/02 08:00\n12,000원`).
+    if (t.line > txn.line + (passedWord ? 1 : 2)) break
     if (isAmount(t) && !balances.has(t)) {
       // A bare number is the amount only right after the word (KB: `입금\n141,000`, `FBS입금 1`).
-      if (t.kind === "number" && passedWord) break
+      if (t.kind === "number" && passedField) break
       if (t.kind === "amount" && t.value === undefined) break
       return t
     }
     if (!passable.has(t.kind)) break
-    if (t.kind === "word" || t.kind === "date" || t.kind === "account") passedWord = true
+    if (t.kind === "word") passedWord = true
+    if (t.kind === "word" || t.kind === "date" || t.kind === "account") passedField = true
   }
   for (let i = at - 1; i >= 0; i--) {
     const t = tokens[i]!
@@ -135,7 +138,8 @@ const titleOf = (tokens: ReadonlyArray<Token>): number | undefined => {
   if (tokens.every((t) => t.line === 0)) return undefined
   const txns = first.filter((t) => t.kind === "txn")
   if (txns.length !== 1 || !first.every((t) => t.kind === "txn" || t.kind === "header" || t.kind === "bank" || t.kind === "mark")) return undefined
-  return tokens.indexOf(txns[0]!)
+  // Without a transaction word in the body, the first line's is the transaction's (`KB국민은행 입금\n…\n12,000원`).
+  return tokens.some((t) => t.kind === "txn" && t.line > 0) ? tokens.indexOf(txns[0]!) : undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,7 +251,8 @@ export const readSms = (text: string): Reading => {
   const balanceOf = readBalances(tokens)
   const balanceValues = new Set<Token>(balanceOf.values())
   const neutral: Array<readonly [number, number]> = []
-  for (const t of tokens) if (t.kind === "header" || t.kind === "accountName") neutral.push([t.start, t.end])
+  // Headers, the account's own name and labels (`출금계좌 1234` names the payer's account) say no transaction.
+  for (const t of tokens) if (t.kind === "header" || t.kind === "accountName" || t.kind === "label") neutral.push([t.start, t.end])
 
   // A first line naming the bank and `안내`/`알림` is the push's header (`케이뱅크 안내`).
   const firstLine = tokens.filter((t) => t.line === 0)
@@ -265,14 +270,16 @@ export const readSms = (text: string): Reading => {
     governing.push({ at: i, ...wayOf(tokens, i), amount: governedAmount(tokens, i, balanceValues) ?? labelledAmount })
   }
 
-  // An arrow: into the holder's own account (`홍길동 → 내 토스뱅크 통장`) is money in; any other is out.
+  // An arrow: into the holder's own account (`홍길동 → 내 토스뱅크 통장`, `입출금통장(7897) ← 김민수`)
+  // is money in; any other is out.
   const arrowAt = tokens.findIndex((t) => t.kind === "arrow")
+  const arrow = arrowAt < 0 ? undefined : tokens[arrowAt] as Of<"arrow">
   let arrowWay: "in" | "out" | undefined
-  if (arrowAt >= 0) {
-    const line = tokens[arrowAt]!.line
-    const after = tokens.slice(arrowAt + 1).filter((t) => t.line === line)
-    const stop = after.findIndex((t) => t.kind === "amount" || t.kind === "txn")
-    const target = stop < 0 ? after : after.slice(0, stop)
+  if (arrow !== undefined) {
+    const onLine = (t: Token) => t.line === arrow.line
+    const side = arrow.left ? tokens.slice(0, arrowAt).filter(onLine).reverse() : tokens.slice(arrowAt + 1).filter(onLine)
+    const stop = side.findIndex((t) => t.kind === "amount" || t.kind === "txn")
+    const target = stop < 0 ? side : side.slice(0, stop)
     const own = target.some((t) => t.kind === "accountName") &&
       target.every((t) => t.kind === "accountName" || t.kind === "bank" || t.kind === "mark" || t.kind === "account")
     arrowWay = own ? "in" : "out"
@@ -299,9 +306,9 @@ export const readSms = (text: string): Reading => {
   const direction: Direction | undefined = movement.kind === "in" ? "in" : movement.kind === "out" ? "out" : undefined
   const main = governing.find((g) => g.way === direction && g.amount !== undefined) ?? governing.find((g) => g.way === direction)
   let amount = main?.amount
-  if (amount === undefined && arrowAt >= 0 && direction === arrowWay) {
+  if (amount === undefined && arrow !== undefined && direction === arrowWay) {
     // The amount on the arrow's line, else on the line after or before it (`입금 50,000원\n홍길동 → 내 통장`).
-    const line = tokens[arrowAt]!.line
+    const line = arrow.line
     const amounts = tokens.filter((t): t is Of<"amount"> => t.kind === "amount" && t.value !== undefined && !balanceValues.has(t))
     amount = amounts.find((t) => t.line === line) ?? amounts.find((t) => t.line === line + 1) ?? amounts.find((t) => t.line === line - 1)
   }
@@ -321,10 +328,11 @@ export const readSms = (text: string): Reading => {
     const roleWord = tokens.find((t) => t.kind === "word" && t.role !== undefined && (direction === "in" ? t.role !== "to" || governing.some((g) => (tokens[g.at] as TxnToken).word.meaning === "is money received") : t.role === "to"))
     if (byLabel !== undefined) counterpart = spanOf(text, tokens, byLabel, "label")
     else if (roleWord !== undefined) counterpart = { text: roleWord.text, start: roleWord.start, end: roleWord.end, source: "sentence" }
-    else if (arrowAt >= 0 && arrowWay === direction) {
-      const line = tokens[arrowAt]!.line
-      const side = found.filter((c) => tokens[c.first]!.line === line && (direction === "in" ? c.last < arrowAt : c.first > arrowAt))
-      const nearest = direction === "in" ? side.at(-1) : side[0]
+    else if (arrow !== undefined && arrowWay === direction) {
+      // The payer stands where the arrow starts, the payee where it points.
+      const before = direction === "in" !== arrow.left
+      const side = found.filter((c) => tokens[c.first]!.line === arrow.line && (before ? c.last < arrowAt : c.first > arrowAt))
+      const nearest = before ? side.at(-1) : side[0]
       if (nearest !== undefined) counterpart = spanOf(text, tokens, nearest, "arrow")
     } else {
       const anchors = governing.filter((g) => g.way === direction).flatMap((g) => g.amount === undefined ? [g.at] : [g.at, tokens.indexOf(g.amount)])
@@ -343,8 +351,6 @@ export const readSms = (text: string): Reading => {
   }
   if (counterpart !== undefined) {
     neutral.push([counterpart.start, counterpart.end])
-    const label = tokens.findLast((t) => t.kind === "label" && t.end <= counterpart!.start)
-    if (counterpart.source === "label" && label !== undefined) neutral.push([label.start, label.end])
   }
 
   // The balance, account, bank and time printed.

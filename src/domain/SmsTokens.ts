@@ -35,7 +35,9 @@ interface Span {
 export type Token =
   | Span & { readonly kind: "bank"; readonly bank: string; readonly bracketed: boolean }
   | Span & { readonly kind: "header" }
-  | Span & { readonly kind: "date" | "time" | "account" | "holder" | "arrow" | "tag" | "mark" }
+  | Span & { readonly kind: "date" | "time" | "account" | "holder" | "tag" | "mark" }
+  /** `→` points from the payer to the payee; `←` from the payee back to the payer. */
+  | Span & { readonly kind: "arrow"; readonly left: boolean }
   | Span & { readonly kind: "amount"; readonly value: string | undefined; readonly won: boolean }
   | Span & { readonly kind: "number"; readonly value: string }
   | Span & { readonly kind: "balanceLabel" }
@@ -219,7 +221,7 @@ const digitsOf = (text: string): string => text.replace(/[^\d.]/gu, "").replace(
 // ---------------------------------------------------------------------------------------------
 
 const marks = /[:：|·•,，/~]/u
-const arrows = /→|->|➡|⇒|▶|=>/y
+const arrows = /→|->|➡|⇒|▶|=>|←|<-|⬅|⇐|◀|<=/y
 const balanceWord = /(?:거래\s?후\s?)?(?:잔액|잔고)(?:\s?[:：])?/y
 // A bracketed group on a line (`[KB]`, `<새마을금고>`, `(KDB)`, `[Web발신]`, `[우리은행 알림]`).
 const bracketGroup = /[[<【［]([^\]>】］\n]{1,24})[\]>】］]|\(([^()\n]{1,24})\)/gu
@@ -313,13 +315,13 @@ const tokenizeChunk = (chunk: string, offset: number, line: number, out: Array<T
         continue
       }
     }
-    if (wordStart < 0 || /[잔>→=-]/u.test(c)) {
+    if (wordStart < 0 || /[잔>→=<←-]/u.test(c)) {
       // 잔액 is never part of a name: it ends whatever runs into it (`입금.잔액1,000원`).
       arrows.lastIndex = i
       const arrow = arrows.exec(chunk)
       if (arrow !== null) {
         flush(i, false)
-        out.push({ ...span(i, i + arrow[0].length), kind: "arrow" })
+        out.push({ ...span(i, i + arrow[0].length), kind: "arrow", left: /[←⬅⇐◀<]/u.test(arrow[0]) })
         i += arrow[0].length
         continue
       }

@@ -77,6 +77,13 @@ const layouts: ReadonlyArray<Layout> = [
     outgoing: (p) => [`${p.t} ${p.a}원`, `모임통장(7710) → ${p.n}`]
   },
   {
+    name: "arrow from the payer into the 입출금통장 (←)",
+    lines: (p) => [`${p.t} ${p.a}원`, `${p.md} ${p.hm}`, `입출금통장(7897) ← ${p.n}`, `잔액 ${p.b}원`],
+    outgoing: (p) => [`${p.t} ${p.a}원`, `${p.md} ${p.hm}`, `${p.n} ← 입출금통장(7897)`, `잔액 ${p.b}원`]
+  },
+  { name: "bank and 입금 on the first line, the amount after the time", lines: (p) => [`KB국민은행 ${p.t}`, `${p.md} ${p.hm}`, `${p.a}원`, `잔액 ${p.b}원`, p.n] },
+  { name: "the payer's account beside the name", lines: (p) => [`카카오뱅크 홍*동`, `${p.md} ${p.hm}`, `${p.t} ${p.a}원`, `${p.n} (출금계좌 1234)`, `잔액 ${p.b}원`] },
+  {
     name: "Toss push titled 송금",
     lines: (p) => ["송금", `${p.n}님이 보낸 ${p.a}원이 ${p.t}됐어요`],
     outgoing: (p) => ["송금", `${p.n}님에게 ${p.a}원을 ${p.t === "출금" ? "보냈어요" : `${p.t}했어요`}`]
