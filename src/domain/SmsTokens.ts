@@ -428,13 +428,18 @@ const pushLetters = (letters: string, start: number, line: number, gluedDigits: 
   out.push({ ...span(0, letters.length), kind: "word", role: undefined })
 }
 
+// A bank's full name at the start of a run of letters (`신한은행입금`, `KB입금`); a two-syllable
+// name may start a person's name (제주출금), so it never splits one.
+const bankPrefix = new RegExp(
+  `^(?:${[...bankByAlias.keys()].filter((alias) => !/^[가-힣]{1,2}$/u.test(alias)).sort((a, b) => b.length - a.length).join("|")})`,
+  "iu"
+)
+
 /** Where a run of letters may split in two: after a bank's name at its start, after its last `)`. */
 const cutsOf = (letters: string): ReadonlyArray<number> => {
   const cuts: Array<number> = []
-  // Only a bank's full name (`신한은행`, `토스뱅크`, `KB`): a two-syllable one may start a name (제주출금).
-  for (const [alias] of bankByAlias) {
-    if (letters.toLowerCase().startsWith(alias) && alias.length < letters.length && !/^[가-힣]{1,2}$/u.test(alias)) cuts.push(alias.length)
-  }
+  const bank = bankPrefix.exec(letters)
+  if (bank !== null && bank[0].length < letters.length) cuts.push(bank[0].length)
   const bracket = letters.lastIndexOf(")")
   if (bracket > 0 && bracket < letters.length - 1) cuts.push(bracket + 1)
   return cuts
