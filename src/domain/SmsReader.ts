@@ -24,7 +24,7 @@ export type Movement =
   | { readonly kind: "none" }
   | { readonly kind: "in" }
   | { readonly kind: "out"; readonly reason: string }
-  | { readonly kind: "several"; readonly amounts: ReadonlyArray<string | undefined> }
+  | { readonly kind: "several"; readonly amounts: ReadonlyArray<string> }
 
 /** One understanding of a message, shared by the guard and the reader. */
 export interface Reading {
@@ -33,7 +33,7 @@ export interface Reading {
   readonly movement: Movement
   /** The amount the transaction word governs (digits), if one was found. */
   readonly amount: string | undefined
-  /** The balance printed after `잔액` (digits), and its text as printed (a masked `****원` has no digits). */
+  /** The balance printed after `잔액` (digits; none when masked, `잔액 ****원`). */
   readonly balance: string | undefined
   readonly account: string | undefined
   readonly bank: string | undefined
@@ -55,7 +55,7 @@ const isAmount = (t: Token): t is Of<"amount"> | Of<"number"> => t.kind === "amo
 const passable = new Set<Token["kind"]>(["word", "mark", "holder", "label", "notice", "bank", "tag", "header", "date", "time", "account"])
 
 /** The amount a transaction word governs: after it (this line or the next), else before it on its line. */
-const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: ReadonlySet<Token>): Of<"amount"> | Of<"number"> | undefined => {
+const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: ReadonlySet<Token>): Amount | undefined => {
   const txn = tokens[at]!
   let passedWord = false
   let passedField = false
@@ -83,15 +83,13 @@ const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: Read
   return undefined
 }
 
-/** The balance after each `잔액` (the next amount, this line or the next). */
-const readBalances = (tokens: ReadonlyArray<Token>): Map<Token, Of<"amount"> | Of<"number">> => {
-  const balances = new Map<Token, Of<"amount"> | Of<"number">>()
+/** The balance after each `잔액` (the amount after it, past a `:`, on its line or the next). */
+const readBalances = (tokens: ReadonlyArray<Token>): Map<Token, Amount> => {
+  const balances = new Map<Token, Amount>()
   for (const [i, t] of tokens.entries()) {
     if (t.kind !== "balanceLabel") continue
-    const next = tokens[i + 1] ?? tokens[i + 2]
     const value = tokens[i + 1]?.kind === "mark" ? tokens[i + 2] : tokens[i + 1]
     if (value !== undefined && isAmount(value) && value.line <= t.line + 1) balances.set(t, value)
-    else if (next !== undefined && isAmount(next) && next.line <= t.line + 1) balances.set(t, next)
   }
   return balances
 }
@@ -117,7 +115,8 @@ const wayOf = (tokens: ReadonlyArray<Token>, at: number): { readonly way: "in" |
   const word: TxnWord = (tokens[at] as TxnToken).word
   const role = roleOf(tokens, at)
   if (word.way === "send") return { way: role === "subject" || role === "from" ? "in" : "out", meaning: word.meaning }
-  if (word.way === "in" && role === "to" && word.meaning !== "is money received") return { way: "out", meaning: "is money put into someone else's account" }
+  if (word.way === "receive") return { way: "in", meaning: word.meaning }
+  if (word.way === "in" && role === "to") return { way: "out", meaning: "is money put into someone else's account" }
   return { way: word.way, meaning: word.meaning }
 }
 
@@ -245,130 +244,157 @@ const labelled = (tokens: ReadonlyArray<Token>, slot: LabelSlot, found: Readonly
 // Reading one message
 // ---------------------------------------------------------------------------------------------
 
+interface Governing {
+  readonly at: number
+  readonly way: "in" | "out" | "neutral"
+  readonly meaning: string
+  readonly amount: Amount | undefined
+}
+
+type Amount = Of<"amount"> | Of<"number">
+
+interface Arrow {
+  readonly at: number
+  readonly token: Of<"arrow">
+  readonly way: "in" | "out"
+}
+
+/** Headers, the account's own name, labels (`출금계좌 1234` names the payer's account), a header line naming the bank (`케이뱅크 안내`). */
+const neutralTokens = (tokens: ReadonlyArray<Token>): Array<readonly [number, number]> => {
+  const neutral = tokens.filter((t) => t.kind === "header" || t.kind === "accountName" || t.kind === "label").map((t) => [t.start, t.end] as const)
+  const firstLine = tokens.filter((t) => t.line === 0)
+  const bankHeader = tokens.some((t) => t.line > 0) && firstLine.some((t) => t.kind === "bank") &&
+    firstLine.every((t) => t.kind === "bank" || t.kind === "notice" && /^(?:안내|알림)$/u.test(t.text))
+  return bankHeader ? [...neutral, ...firstLine.map((t) => [t.start, t.end] as const)] : neutral
+}
+
+/** An arrow and which way it moves money: into the holder's own account (`홍길동 → 내 토스뱅크 통장`, `입출금통장(7897) ← 김민수`) is in; any other is out. */
+const arrowOf = (tokens: ReadonlyArray<Token>): Arrow | undefined => {
+  const at = tokens.findIndex((t) => t.kind === "arrow")
+  if (at < 0) return undefined
+  const token = tokens[at] as Of<"arrow">
+  const onLine = (t: Token) => t.line === token.line
+  const side = token.left ? tokens.slice(0, at).filter(onLine).reverse() : tokens.slice(at + 1).filter(onLine)
+  const stop = side.findIndex((t) => t.kind === "amount" || t.kind === "txn")
+  const target = stop < 0 ? side : side.slice(0, stop)
+  const own = target.some((t) => t.kind === "accountName") &&
+    target.every((t) => t.kind === "accountName" || t.kind === "bank" || t.kind === "mark" || t.kind === "account")
+  return { at, token, way: own ? "in" : "out" }
+}
+
+/** Which way the money moved: any word of money out decides; a title must agree with its body; several amounts in are several transactions. */
+const movementOf = (tokens: ReadonlyArray<Token>, governing: ReadonlyArray<Governing>, title: number | undefined, arrow: Arrow | undefined): Movement => {
+  const said = (at: number, meaning: string) => `"${tokens[at]!.text}" ${meaning}`
+  const out = governing.find((g) => g.way === "out")
+  if (out !== undefined) return { kind: "out", reason: said(out.at, out.meaning) }
+  if (arrow?.way === "out") return { kind: "out", reason: "an arrow points from the account to someone" }
+  const bodyIn = governing.some((g) => g.way === "in") || arrow?.way === "in"
+  const titled = title === undefined ? undefined : { ...wayOf(tokens, title), send: (tokens[title] as TxnToken).word.way === "send" }
+  // Toss titles its pushes `송금` both ways: that title says nothing the body does not.
+  if (titled?.way === "out" && (!titled.send || !bodyIn)) return { kind: "out", reason: `${bodyIn ? "the title " : ""}${said(title!, titled.meaning)}` }
+  if (!bodyIn) return titled?.way === "in" ? { kind: "in" } : { kind: "none" }
+  // A title or a first line repeated in the body is one transaction (`입금 1,000원 … 전자금융입금 1,000`).
+  const amounts = new Set(governing.flatMap((g) => g.way === "in" && g.amount?.value !== undefined ? [g.amount.value] : []))
+  return amounts.size > 1 ? { kind: "several", amounts: [...amounts] } : { kind: "in" }
+}
+
+/** The amount the transaction governs; with an arrow, the one on its line or the lines around it (`입금 50,000원\n홍길동 → 내 통장`). */
+const amountOf = (tokens: ReadonlyArray<Token>, governing: ReadonlyArray<Governing>, direction: Direction, arrow: Arrow | undefined, balanceValues: ReadonlySet<Token>): Amount | undefined => {
+  const main = governing.find((g) => g.way === direction && g.amount !== undefined)
+  if (main !== undefined || arrow?.way !== direction) return main?.amount
+  const line = arrow.token.line
+  const amounts = tokens.filter((t): t is Of<"amount"> => t.kind === "amount" && t.value !== undefined && !balanceValues.has(t))
+  return amounts.find((t) => t.line === line) ?? amounts.find((t) => t.line === line + 1) ?? amounts.find((t) => t.line === line - 1)
+}
+
+interface CounterpartRead {
+  readonly counterpart?: Counterpart
+  readonly doubt?: string
+}
+
+/** The counterpart: labelled, named in a sentence, where an arrow starts or points, else the nearest free words. */
+const counterpartOf = (
+  text: string,
+  tokens: ReadonlyArray<Token>,
+  direction: Direction,
+  amount: Amount,
+  governing: ReadonlyArray<Governing>,
+  arrow: Arrow | undefined,
+  balanceValues: ReadonlySet<Token>
+): CounterpartRead => {
+  const found = candidates(tokens, new Set<Token>([amount, ...balanceValues]))
+  const byLabel = labelled(tokens, direction === "in" ? "payer" : "recipient", found)
+  if (byLabel !== undefined) return { counterpart: spanOf(text, tokens, byLabel, "label") }
+  const received = governing.some((g) => (tokens[g.at] as TxnToken).word.way === "receive")
+  const roleWord = tokens.find((t): t is Of<"word"> =>
+    t.kind === "word" && t.role !== undefined && (direction === "in" ? t.role !== "to" || received : t.role === "to")
+  )
+  if (roleWord !== undefined) return { counterpart: { text: roleWord.text, start: roleWord.start, end: roleWord.end, source: "sentence" } }
+  if (arrow !== undefined && arrow.way === direction) {
+    // The payer stands where the arrow starts, the payee where it points.
+    const before = direction === "in" !== arrow.token.left
+    const side = found.filter((c) => tokens[c.first]!.line === arrow.token.line && (before ? c.last < arrow.at : c.first > arrow.at))
+    const nearest = before ? side.at(-1) : side[0]
+    return nearest === undefined ? {} : { counterpart: spanOf(text, tokens, nearest, "arrow") }
+  }
+  const anchors = governing.filter((g) => g.way === direction).flatMap((g) => g.amount === undefined ? [g.at] : [g.at, tokens.indexOf(g.amount)])
+  const [best, next] = found
+    .filter((c) => c.last - c.first < 4)
+    .map((c) => ({ c, d: distance(tokens, c, anchors, balanceValues) + (idLike(text, tokens, c) || bankLine(tokens, c) ? 1.5 : 0) }))
+    .sort((a, b) => a.d - b.d)
+  if (best === undefined) return {}
+  if (next === undefined || next.d > best.d) return { counterpart: spanOf(text, tokens, best.c, "position") }
+  const a = spanOf(text, tokens, best.c, "position").text
+  const b = spanOf(text, tokens, next.c, "position").text
+  return { doubt: `two places that could hold the payer's name: ${JSON.stringify(a)} and ${JSON.stringify(b)}` }
+}
+
 /** Reads a message in the form `normalizeSmsText` gives it. */
 export const readSms = (text: string): Reading => {
   const tokens = tokenize(text)
-  const balanceOf = readBalances(tokens)
-  const balanceValues = new Set<Token>(balanceOf.values())
-  const neutral: Array<readonly [number, number]> = []
-  // Headers, the account's own name and labels (`출금계좌 1234` names the payer's account) say no transaction.
-  for (const t of tokens) if (t.kind === "header" || t.kind === "accountName" || t.kind === "label") neutral.push([t.start, t.end])
-
-  // A first line naming the bank and `안내`/`알림` is the push's header (`케이뱅크 안내`).
-  const firstLine = tokens.filter((t) => t.line === 0)
-  if (tokens.some((t) => t.line > 0) && firstLine.some((t) => t.kind === "bank") && firstLine.every((t) => t.kind === "bank" || t.kind === "notice" && /^(?:안내|알림)$/u.test(t.text))) {
-    for (const t of firstLine) neutral.push([t.start, t.end])
-  }
+  const balances = readBalances(tokens)
+  const balanceValues = new Set<Token>(balances.values())
+  const neutral = neutralTokens(tokens)
 
   const title = titleOf(tokens)
   // `금액: 7,700원`: a labelled amount belongs to the transaction word when nothing stands next to it.
   const labelAt = tokens.findIndex((t) => t.kind === "label" && t.slot === "amount")
   const labelledAmount = labelAt < 0 ? undefined : tokens.slice(labelAt + 1, labelAt + 3).find((t): t is Of<"amount"> => t.kind === "amount" && t.value !== undefined)
-  const governing: Array<{ readonly at: number; readonly way: "in" | "out" | "neutral"; readonly meaning: string; readonly amount: Of<"amount"> | Of<"number"> | undefined }> = []
+  const governing: Array<Governing> = []
   for (const [i, t] of tokens.entries()) {
     if (t.kind !== "txn" || i === title) continue
     governing.push({ at: i, ...wayOf(tokens, i), amount: governedAmount(tokens, i, balanceValues) ?? labelledAmount })
   }
-
-  // An arrow: into the holder's own account (`홍길동 → 내 토스뱅크 통장`, `입출금통장(7897) ← 김민수`)
-  // is money in; any other is out.
-  const arrowAt = tokens.findIndex((t) => t.kind === "arrow")
-  const arrow = arrowAt < 0 ? undefined : tokens[arrowAt] as Of<"arrow">
-  let arrowWay: "in" | "out" | undefined
-  if (arrow !== undefined) {
-    const onLine = (t: Token) => t.line === arrow.line
-    const side = arrow.left ? tokens.slice(0, arrowAt).filter(onLine).reverse() : tokens.slice(arrowAt + 1).filter(onLine)
-    const stop = side.findIndex((t) => t.kind === "amount" || t.kind === "txn")
-    const target = stop < 0 ? side : side.slice(0, stop)
-    const own = target.some((t) => t.kind === "accountName") &&
-      target.every((t) => t.kind === "accountName" || t.kind === "bank" || t.kind === "mark" || t.kind === "account")
-    arrowWay = own ? "in" : "out"
-  }
-
-  const ways = governing.map((g) => g.way)
-  const firstOut = governing.find((g) => g.way === "out")
-  const titleWay = title === undefined ? undefined : wayOf(tokens, title).way
-  const bodyIn = ways.includes("in") || arrowWay === "in"
-  let movement: Movement
-  const said = (at: number) => `"${tokens[at]!.text}" ${(tokens[at] as TxnToken).word.meaning}`
-  if (firstOut !== undefined) movement = { kind: "out", reason: `"${tokens[firstOut.at]!.text}" ${firstOut.meaning}` }
-  else if (arrowWay === "out") movement = { kind: "out", reason: "an arrow points from the account to someone" }
-  else if (titleWay === "out" && (tokens[title!] as TxnToken).word.way !== "send") movement = { kind: "out", reason: `the title ${said(title!)}` }
-  else if (titleWay === "out" && !bodyIn) movement = { kind: "out", reason: said(title!) }
-  else if (!bodyIn) movement = titleWay === "in" ? { kind: "in" } : { kind: "none" }
-  else {
-    // A title or a first line repeated in the body is one transaction (`입금 1,000원 … 전자금융입금 1,000`).
-    const amounts = new Set(governing.filter((g) => g.way === "in" && g.amount !== undefined).map((g) => g.amount!.value))
-    movement = amounts.size > 1 ? { kind: "several", amounts: [...amounts] as ReadonlyArray<string> } : { kind: "in" }
-  }
+  const arrow = arrowOf(tokens)
+  const movement = movementOf(tokens, governing, title, arrow)
   if (title !== undefined && movement.kind === "in") neutral.push([tokens[title]!.start, tokens[title]!.end])
+  // Sentence pushes: `홍길동님이 보낸 50,000원이 입금됐어요` — sent by the payer is no money sent.
+  for (const g of governing) {
+    if (g.way === "in" && (tokens[g.at] as TxnToken).word.way === "send") neutral.push([tokens[g.at]!.start, tokens[g.at]!.end])
+  }
 
   const direction: Direction | undefined = movement.kind === "in" ? "in" : movement.kind === "out" ? "out" : undefined
-  const main = governing.find((g) => g.way === direction && g.amount !== undefined) ?? governing.find((g) => g.way === direction)
-  let amount = main?.amount
-  if (amount === undefined && arrow !== undefined && direction === arrowWay) {
-    // The amount on the arrow's line, else on the line after or before it (`입금 50,000원\n홍길동 → 내 통장`).
-    const line = arrow.line
-    const amounts = tokens.filter((t): t is Of<"amount"> => t.kind === "amount" && t.value !== undefined && !balanceValues.has(t))
-    amount = amounts.find((t) => t.line === line) ?? amounts.find((t) => t.line === line + 1) ?? amounts.find((t) => t.line === line - 1)
-  }
-  // Sentence pushes: `홍길동님이 보낸 50,000원이 입금됐어요` — the verbs of money in are no other transaction.
-  for (const g of governing) {
-    const t = tokens[g.at] as TxnToken
-    if (g.way === "in" && t.word.way === "send") neutral.push([t.start, t.end])
-  }
-
-  // The counterpart.
-  const used = new Set<Token>([...(amount === undefined ? [] : [amount]), ...balanceValues])
-  const found = candidates(tokens, used)
-  let counterpart: Counterpart | undefined
-  let counterpartDoubt: string | undefined
-  if (direction !== undefined && amount !== undefined) {
-    const byLabel = labelled(tokens, direction === "in" ? "payer" : "recipient", found)
-    const roleWord = tokens.find((t) => t.kind === "word" && t.role !== undefined && (direction === "in" ? t.role !== "to" || governing.some((g) => (tokens[g.at] as TxnToken).word.meaning === "is money received") : t.role === "to"))
-    if (byLabel !== undefined) counterpart = spanOf(text, tokens, byLabel, "label")
-    else if (roleWord !== undefined) counterpart = { text: roleWord.text, start: roleWord.start, end: roleWord.end, source: "sentence" }
-    else if (arrow !== undefined && arrowWay === direction) {
-      // The payer stands where the arrow starts, the payee where it points.
-      const before = direction === "in" !== arrow.left
-      const side = found.filter((c) => tokens[c.first]!.line === arrow.line && (before ? c.last < arrowAt : c.first > arrowAt))
-      const nearest = before ? side.at(-1) : side[0]
-      if (nearest !== undefined) counterpart = spanOf(text, tokens, nearest, "arrow")
-    } else {
-      const anchors = governing.filter((g) => g.way === direction).flatMap((g) => g.amount === undefined ? [g.at] : [g.at, tokens.indexOf(g.amount)])
-      const scored = found
-        .filter((c) => c.last - c.first < 4)
-        .map((c) => ({ c, d: distance(tokens, c, anchors, balanceValues) + (idLike(text, tokens, c) || bankLine(tokens, c) ? 1.5 : 0) }))
-        .sort((a, b) => a.d - b.d)
-      const [best, next] = scored
-      if (best !== undefined && (next === undefined || next.d > best.d)) counterpart = spanOf(text, tokens, best.c, "position")
-      else if (best !== undefined) {
-        counterpartDoubt = `two places that could hold the payer's name: ${JSON.stringify(spanOf(text, tokens, best.c, "position").text)} and ${
-          JSON.stringify(spanOf(text, tokens, next!.c, "position").text)
-        }`
-      }
-    }
-  }
-  if (counterpart !== undefined) {
-    neutral.push([counterpart.start, counterpart.end])
-  }
+  const amount = direction === undefined ? undefined : amountOf(tokens, governing, direction, arrow, balanceValues)
+  const read = direction === undefined || amount === undefined ? {} : counterpartOf(text, tokens, direction, amount, governing, arrow, balanceValues)
+  if (read.counterpart !== undefined) neutral.push([read.counterpart.start, read.counterpart.end])
 
   // The balance, account, bank and time printed.
-  const balanceToken = [...balanceOf.values()][0]
-  const accountToken = tokens.find((t) => t.kind === "account" && !t.text.startsWith("(")) ?? tokens.find((t) => t.kind === "account")
-  const bankToken = tokens.find((t) => t.kind === "bank" && t.bracketed) ??
-    tokens.find((t, i) => t.kind === "bank" && (i === 0 || tokens[i - 1]!.line !== t.line || tokens[i - 1]!.kind === "header"))
+  const balance = [...balances.values()][0]
+  const account = tokens.find((t) => t.kind === "account" && !t.text.startsWith("(")) ?? tokens.find((t) => t.kind === "account")
+  // The bank's tag: bracketed, else a bank's name that starts a line (`농협 입금…`, `우리 07/20 …`).
+  const bank = tokens.find((t): t is Of<"bank"> => t.kind === "bank" && t.bracketed) ??
+    tokens.find((t, i): t is Of<"bank"> => t.kind === "bank" && (i === 0 || tokens[i - 1]!.line !== t.line || tokens[i - 1]!.kind === "header"))
   return {
     text,
     tokens,
     movement,
     amount: amount?.value,
-    balance: balanceToken?.kind === "amount" || balanceToken?.kind === "number" ? balanceToken.value : undefined,
-    account: accountToken?.text.replace(/^[[(]|[\])]$/gu, ""),
-    bank: bankToken?.kind === "bank" ? bankToken.bank : undefined,
+    balance: balance?.value,
+    account: account?.text.replace(/^[[(]|[\])]$/gu, ""),
+    bank: bank?.bank,
     timeText: timeTextOf(text, tokens),
-    counterpart,
-    counterpartDoubt,
+    counterpart: read.counterpart,
+    counterpartDoubt: read.doubt,
     neutral
   }
 }

@@ -12,8 +12,12 @@ export type Direction = "in" | "out"
 
 /** A transaction word: which way, and what it means (said after the word when it is not a deposit). */
 export interface TxnWord {
-  /** `in`: 입금; `out`: 출금 and the like; `send`: 보냈어요/송금 (the way depends on who sent); `neutral`: 이체 alone. */
-  readonly way: "in" | "out" | "send" | "neutral"
+  /**
+   * `in`: 입금 (out when it went to someone: `홍길동님께 입금했어요`); `receive`: 받았어요 (in, from
+   * whomever); `out`: 출금 and the like; `send`: 보냈어요/송금 (in when someone sent it: `님이`);
+   * `neutral`: 이체 alone.
+   */
+  readonly way: "in" | "receive" | "out" | "send" | "neutral"
   /** `is money out of the account (a withdrawal)`: the rest of a sentence that starts with the word. */
   readonly meaning: string
 }
@@ -96,8 +100,8 @@ interface Core {
 // The last core of a chunk decides (`이체입금` is in, `입금취소` a cancellation, `자동이체` out).
 const cores: ReadonlyArray<Core> = [
   { pattern: "입금", word: { way: "in", meaning: "is money into the account (a deposit)" } },
-  { pattern: "들어왔(?:어요|습니다)", word: { way: "in", meaning: "is money received" } },
-  { pattern: "받(?:았어요|았습니다|음|은)", word: { way: "in", meaning: "is money received" } },
+  { pattern: "들어왔(?:어요|습니다)", word: { way: "receive", meaning: "is money received" } },
+  { pattern: "받(?:았어요|았습니다|음|은)", word: { way: "receive", meaning: "is money received" } },
   { pattern: "출금", word: { way: "out", meaning: "is money out of the account (a withdrawal)" } },
   { pattern: "인출", word: { way: "out", meaning: "is money out of the account (a withdrawal)" } },
   { pattern: "지급", word: { way: "out", meaning: "is money paid out of the account" } },
@@ -144,7 +148,8 @@ const noticeChunk = new RegExp(
   "u"
 )
 /** `입금하세요`, `입금해`, `입금할`, `입금될`: 입금 asked for or announced, not made. */
-const askedTxnChunk = /^(?:입금|출금|이체|송금)(?:하세요|해주세요|해|할|하실|하시기|하십시오|될|예정|대기|요청|바랍니다|기한)/u
+const askedTxnChunk =
+  /^(?:입금|출금|이체|송금)(?:하세요|해주세요|해|할|하실|하시기|하십시오|될|예정|대기|요청|바랍니다|기한)(?:입니다|합니다|됩니다|이|을|를|은|는|의|에|금액|액|일|내역|중|안내|서비스)*[.!]?$/u
 
 const labels: ReadonlyArray<readonly [RegExp, LabelSlot]> = [
   [/^(?:보낸|보내는|보내신|입금|송금|의뢰|입금의뢰)(?:분|사람|인|자|자명|인명)$/u, "payer"],
@@ -169,8 +174,14 @@ const sentenceEnd = /(?:요|니다|세요|시오)[.!?]?$/u
 /** Words that only say a transaction went through (`입금 완료`): no name, no direction. */
 const fillerChunk = /^(?:완료|처리|처리완료|정상처리|되었습니다|됐습니다|됐어요|되었어요|됨|성공)[.!]?$/u
 
-/** A chunk of letters: what it is, read whole. */
-const classifyLetters = (chunk: string): { kind: "word" | "txn" | "notice" | "label" | "accountName" | "header" | "bank" | "holder" | "mark"; word?: TxnWord; slot?: LabelSlot; bank?: string } => {
+/** What a chunk of letters is, read whole. */
+type LettersRead =
+  | { readonly kind: "txn"; readonly word: TxnWord }
+  | { readonly kind: "label"; readonly slot: LabelSlot }
+  | { readonly kind: "bank"; readonly bank: string }
+  | { readonly kind: "word" | "notice" | "accountName" | "header" | "holder" | "mark" }
+
+const classifyLetters = (chunk: string): LettersRead => {
   if (/\*/u.test(chunk) && /[가-힣A-Za-z]/u.test(chunk)) return { kind: "holder" }
   const bank = bankOf(chunk)
   if (bank !== undefined) return { kind: "bank", bank }
@@ -315,8 +326,8 @@ const tokenizeChunk = (chunk: string, offset: number, line: number, out: Array<T
         continue
       }
     }
+    // Arrows and 잔액 end whatever runs into them: 잔액 is never part of a name (`입금.잔액1,000원`).
     if (wordStart < 0 || /[잔>→=<←-]/u.test(c)) {
-      // 잔액 is never part of a name: it ends whatever runs into it (`입금.잔액1,000원`).
       arrows.lastIndex = i
       const arrow = arrows.exec(chunk)
       if (arrow !== null) {
@@ -445,14 +456,14 @@ const cutsOf = (letters: string): ReadonlyArray<number> => {
   return cuts
 }
 
-const tokenOf = (read: ReturnType<typeof classifyLetters>, span: Span): Token => {
+const tokenOf = (read: LettersRead, span: Span): Token => {
   switch (read.kind) {
     case "txn":
-      return { ...span, kind: "txn", word: read.word!, bracketed: false }
+      return { ...span, kind: "txn", word: read.word, bracketed: false }
     case "label":
-      return { ...span, kind: "label", slot: read.slot! }
+      return { ...span, kind: "label", slot: read.slot }
     case "bank":
-      return { ...span, kind: "bank", bank: read.bank!, bracketed: false }
+      return { ...span, kind: "bank", bank: read.bank, bracketed: false }
     case "word":
       return { ...span, kind: "word", role: undefined }
     default:
