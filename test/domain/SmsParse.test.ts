@@ -11,7 +11,7 @@ import { type LoadedTemplate, type ParseReport, parseSms, payerName, slowRuleMil
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
 import { tokenize } from "../../src/domain/SmsTokens.ts"
 import { compileRule } from "../../src/domain/TemplateRule.ts"
-import { builtins as builtinList, builtinTemplates } from "../support/parse.ts"
+import { builtins as builtinList, builtinTemplates, type DepositNumbers, depositNumbers, money, two } from "../support/parse.ts"
 
 const builtins = templateSet(builtinTemplates)
 const receivedAt = new Date("2026-11-23T12:00:00+09:00")
@@ -102,20 +102,10 @@ describe("the built-in templates", () => {
 // Generated deposits in every layout
 // ---------------------------------------------------------------------------------------------
 
-interface Deposit {
+interface Deposit extends DepositNumbers {
   readonly name: string
-  readonly amount: number
-  readonly balance: number
-  readonly commas: boolean
-  readonly month: number
-  readonly day: number
-  readonly hour: number
-  readonly minute: number
   readonly holder: string
 }
-
-const two = (n: number) => String(n).padStart(2, "0")
-const money = (n: number, commas: boolean) => commas ? n.toLocaleString("en") : String(n)
 
 interface Layout {
   readonly key: string
@@ -196,17 +186,7 @@ const holders = fc.oneof(
   fc.tuple(hangulName, fc.integer({ min: 0, max: 9999 })).map(([n, k]) => `${n.slice(0, 2)}*(${String(k).padStart(4, "0")})`)
 ).filter(innocent)
 const deposits = (oneWord: boolean) =>
-  fc.record({
-    name: names(oneWord),
-    amount: fc.integer({ min: 1, max: 2_000_000_000 }),
-    balance: fc.integer({ min: 0, max: 9_000_000_000 }),
-    commas: fc.boolean(),
-    month: fc.integer({ min: 1, max: 12 }),
-    day: fc.integer({ min: 1, max: 28 }),
-    hour: fc.integer({ min: 0, max: 23 }),
-    minute: fc.integer({ min: 0, max: 59 }),
-    holder: holders
-  })
+  fc.tuple(names(oneWord), holders, depositNumbers).map(([name, holder, numbers]): Deposit => ({ ...numbers, name, holder }))
 const forms = fc.record({ web: fc.boolean(), strip: fc.boolean(), senderLine: fc.boolean() })
 
 const render = (layout: Layout, d: Deposit, form: { web: boolean; strip: boolean; senderLine: boolean }) => {

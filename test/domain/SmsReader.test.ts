@@ -10,25 +10,15 @@ import { parseSms, templateSet } from "../../src/domain/SmsParse.ts"
 import { readSms } from "../../src/domain/SmsReader.ts"
 import { bankOf } from "../../src/domain/SmsTokens.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
-import { builtinTemplates } from "../support/parse.ts"
+import { builtinTemplates, type DepositNumbers, depositNumbers, money, two } from "../support/parse.ts"
 
 const receivedAt = new Date("2026-11-23T12:00:00+09:00")
 const readerOnly = templateSet([])
 const withBuiltins = templateSet(builtinTemplates)
 
-interface Deposit {
+interface Deposit extends DepositNumbers {
   readonly name: string
-  readonly amount: number
-  readonly balance: number
-  readonly commas: boolean
-  readonly month: number
-  readonly day: number
-  readonly hour: number
-  readonly minute: number
 }
-
-const two = (n: number) => String(n).padStart(2, "0")
-const money = (n: number, commas: boolean) => commas ? n.toLocaleString("en") : String(n)
 
 /** The parts a layout is written with; `t` is the transaction word (`입금` or what replaces it). */
 interface Parts {
@@ -126,16 +116,7 @@ const koreanName = fc.tuple(fc.constantFrom(...surnames), fc.array(unit, { minLe
   // read as the bank.
   .filter((name) => name.length <= 4 && !onlyGuardWords.test(name) && bankOf(name) === undefined)
 
-const deposits = fc.record({
-  name: koreanName,
-  amount: fc.integer({ min: 1, max: 2_000_000_000 }),
-  balance: fc.integer({ min: 0, max: 9_000_000_000 }),
-  commas: fc.boolean(),
-  month: fc.integer({ min: 1, max: 12 }),
-  day: fc.integer({ min: 1, max: 28 }),
-  hour: fc.integer({ min: 0, max: 23 }),
-  minute: fc.integer({ min: 0, max: 59 })
-})
+const deposits = fc.tuple(koreanName, depositNumbers).map(([name, numbers]): Deposit => ({ ...numbers, name }))
 
 const outgoingWords = [
   "출금", "이체출금", "체크카드출금", "체크카드 승인", "자동이체", "송금", "지급", "CMS출금", "FBS출금", "인터넷출금", "스마트폰출금",
