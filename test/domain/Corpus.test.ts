@@ -1,7 +1,8 @@
 // The bank corpus (test/corpus/bank-sms.tsv: real messages of the banks, card companies and pay
 // apps, and deposits on their real layouts) through the guard, the built-in templates and the
 // built-in reader, as parse_loop reads them: every deposit read exactly, every trap (withdrawals,
-// card texts, notices) refused by the guard. `CORPUS_REPORT=1` prints the result per bank and kind.
+// card texts, notices) refused by the guard. `CORPUS_REPORT=1 LOG_LEVEL=info` prints the result
+// per bank and kind (a green run is silent otherwise).
 import { assert, describe, it } from "@effect/vitest"
 import { parseSms, templateSet } from "../../src/domain/SmsParse.ts"
 import { bankCorpus, type CorpusRow, devCorpus } from "../support/corpus.ts"
