@@ -76,7 +76,7 @@ const layouts: ReadonlyArray<Layout> = [
   {
     name: "Toss push titled 송금",
     lines: (p) => ["송금", `${p.n}님이 보낸 ${p.a}원이 ${p.t}됐어요`],
-    outgoing: (p) => ["송금", `${p.n}님에게 ${p.a}원을 ${p.t === "출금" ? "보냈어요" : `${p.t}했어요`}`]
+    outgoing: (p) => ["송금", `${p.n}님에게 ${p.a}원을 보냈어요`]
   },
   {
     name: "sentence: 님이 보냈어요",
@@ -136,7 +136,7 @@ describe("the built-in reader, on every layout it accepts", () => {
             assert.strictEqual(outcome.payerName, d.name, text)
             assert.strictEqual(outcome.amount, String(d.amount), text)
           }
-          const outgoing = render(layout, d, out.includes("출금") || layout.outgoing === undefined ? out : "출금", true, form)
+          const outgoing = render(layout, d, out, true, form)
           const verdict = classifyTransaction(normalizeSmsText(outgoing))
           assert.notStrictEqual(verdict.kind, "deposit", `${JSON.stringify(outgoing)} was a deposit`)
           assert.strictEqual(parseSms({ body: outgoing, sender: "01012345678", receivedAt }, withBuiltins).status, "ignored", outgoing)
