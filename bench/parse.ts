@@ -1,7 +1,8 @@
 // Benchmark of parsing (figures printed, nothing asserted): the rule engine (compiling the
 // built-ins, the largest rules allowed, 10,000 rules in one process), the cost of reading one SMS
-// with the built-in templates (sender known or not), parse_loop working through a backlog of
-// 100,000 mixed SMS, and the time from the webhook's 200 to `parsed` with the worker running.
+// (the guard, the built-in templates, the built-in reader, each alone and together; sender known
+// or not), parse_loop working through a backlog of 100,000 mixed SMS, and the time from the
+// webhook's 200 to `parsed` with the worker running.
 // node bench/parse.ts   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
 import { Effect, Layer, Redacted, References, Result } from "effect"
 import { FetchHttpClient } from "effect/http"
@@ -13,9 +14,13 @@ import { join } from "node:path"
 import { pgLayer } from "../src/db/Database.ts"
 import { freePort } from "../src/db/EmbeddedPostgres.ts"
 import { builtins0007 } from "../src/db/migrations/0007_parse.ts"
+import { builtins0012 as builtins } from "../src/db/migrations/0012_reader.ts"
+import { classifyTransaction } from "../src/domain/DepositGuard.ts"
 import { knownNonDeposits } from "../src/domain/NonDeposits.ts"
 import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
 import { type LoadedTemplate, parseSms, templateSet } from "../src/domain/SmsParse.ts"
+import { readSms } from "../src/domain/SmsReader.ts"
+import { normalizeSmsText } from "../src/domain/SmsText.ts"
 import { compileRule, estimateRuleSize, maxRuleSize } from "../src/domain/TemplateRule.ts"
 import { Kicks, Worker } from "../src/loops/Loop.ts"
 import { ParseLoop } from "../src/loops/ParseLoop.ts"
@@ -37,9 +42,9 @@ report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${pro
 
 // 1. The rule engine.
 {
-  const [, cold] = time(() => builtins0007.forEach((t) => compileRule(`${t.rule}(?:cold)?`)))
-  const [, warm] = time(() => builtins0007.forEach((t) => compileRule(`${t.rule}(?:warm)?`)))
-  report(`compiling the ${builtins0007.length} built-in rules: ${ms(cold)} in a fresh process (JIT cold), ${ms(warm)} again (warm)`)
+  const [, cold] = time(() => builtins.forEach((t) => compileRule(`${t.rule}(?:cold)?`)))
+  const [, warm] = time(() => builtins.forEach((t) => compileRule(`${t.rule}(?:warm)?`)))
+  report(`compiling the ${builtins.length} built-in rules: ${ms(cold)} in a fresh process (JIT cold), ${ms(warm)} again (warm)`)
   const fill = (unit: string) => {
     let rule = "(?P<name>\\S+) (?P<amount>\\d+)"
     while (estimateRuleSize(rule + unit) <= maxRuleSize && rule.length + unit.length <= 2_000) rule += unit
@@ -67,8 +72,10 @@ report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${pro
   report(`10,000 distinct rules compiled in one process: ${(many / 1000).toFixed(1)} s (${(many / 10).toFixed(0)} µs each), all accepted; heap ${((process.memoryUsage().heapUsed - heapBefore) / 1e6).toFixed(1)} MB above the start${globalThis.gc === undefined ? " (no --expose-gc: includes garbage)" : ""}`)
 }
 
-// The mixed traffic: every built-in layout's sample with other amounts, every known non-deposit.
-const deposits = builtins0007.map((t) => ({ sender: t.sender, text: t.sample }))
+// The mixed traffic: every layout a built-in was ever written for (0007's samples: some read by
+// today's templates, the others by the built-in reader after every template failed) with other
+// amounts, every known non-deposit.
+const deposits = builtins0007.map((t) => ({ sender: builtins.find((b) => b.key === t.key)?.sender ?? null, text: t.sample }))
 const others = knownNonDeposits.map((m) => ({ sender: null, text: m.text }))
 const mixed = (i: number): { readonly sender: string; readonly text: string } => {
   const outgoing = i % 10 >= 6 // 60 % deposits, 40 % withdrawals, card approvals, notices
@@ -80,9 +87,9 @@ const mixed = (i: number): { readonly sender: string; readonly text: string } =>
   return { sender: i % 10 < 7 && base.sender !== null ? base.sender : `0105555${String(i % 10_000).padStart(4, "0")}`, text }
 }
 
-// 2. Reading one SMS in memory, all built-ins loaded.
+// 2. Reading one SMS in memory, all built-ins loaded: the whole parse, and its parts alone.
 {
-  const loaded: ReadonlyArray<LoadedTemplate> = builtins0007.map((t, i) => {
+  const loaded: ReadonlyArray<LoadedTemplate> = builtins.map((t, i) => {
     const compiled = compileRule(t.rule)
     if (Result.isFailure(compiled)) throw new Error(compiled.failure.detail)
     return { id: i + 1, bank: t.bank, sender: t.sender, ruleSource: "builtin" as const, rule: compiled.success }
@@ -91,16 +98,26 @@ const mixed = (i: number): { readonly sender: string; readonly text: string } =>
   const receivedAt = new Date()
   const messages = Array.from({ length: 20_000 }, (_, i) => mixed(i))
   for (const m of messages.slice(0, 2_000)) parseSms({ body: m.text, sender: m.sender, receivedAt }, set) // warm-up
+  const perSms = (subset: ReadonlyArray<unknown>, run: () => void) => {
+    const [, total] = time(run)
+    return `${(total * 1000 / subset.length).toFixed(1)} µs per SMS (${subset.length} SMS)`
+  }
   const measure = (label: string, pick: (m: { sender: string; text: string }) => string, filter: (m: { sender: string; text: string }) => boolean) => {
     const subset = messages.filter(filter)
-    const [, total] = time(() => subset.forEach((m) => parseSms({ body: m.text, sender: pick(m), receivedAt }, set)))
-    report(`  ${label}: ${(total * 1000 / subset.length).toFixed(1)} µs per SMS (${subset.length} SMS)`)
+    report(`  ${label}: ${perSms(subset, () => subset.forEach((m) => parseSms({ body: m.text, sender: pick(m), receivedAt }, set)))}`)
   }
-  report(`reading one SMS in memory with the ${loaded.length} built-ins (guard, then templates in order):`)
+  report(`reading one SMS in memory with the ${loaded.length} built-ins (guard, then templates in order, then the built-in reader):`)
   measure("mixed traffic as generated", (m) => m.sender, () => true)
   measure("deposits from the bank's own number (its templates first)", (m) => m.sender, (m) => m.sender.startsWith("1"))
   measure("the same deposits from an unknown number (every template in order)", () => "01099990000", (m) => m.sender.startsWith("1"))
   measure("outgoing money and notices (the guard alone)", (m) => m.sender, (m) => !/입금|보냈어요/.test(m.text))
+  // The parts, each alone on the same mixed texts (normalised once, as parseSms does).
+  const texts = messages.map((m) => normalizeSmsText(m.text))
+  const templatesInOrder = set.forSender("01099990000").flatMap((t) => "extract" in t.rule ? [t.rule] : [])
+  report("the parts of one read, each alone on the mixed texts:")
+  report(`  the built-in reader (tokens and slots): ${perSms(texts, () => texts.forEach((t) => readSms(t)))}`)
+  report(`  the guard (the reader's reading, then its judgement): ${perSms(texts, () => texts.forEach((t) => classifyTransaction(t)))}`)
+  report(`  the ${templatesInOrder.length} built-in templates, every one tried: ${perSms(texts, () => texts.forEach((t) => templatesInOrder.forEach((rule) => rule.extract(t))))}`)
 }
 
 // 3. parse_loop on a backlog, then 4. the webhook's 200 → parsed with the worker process.
@@ -145,20 +162,30 @@ try {
     const sql = yield* SqlClient.SqlClient
     yield* sql`INSERT INTO recon.shooter_device (device_id, trusted) VALUES ('bench-phone', true)`
     yield* sql`INSERT INTO recon.shooter_push (device_id, format, secret) VALUES ('bench-phone', 'smsforwarder', 'bench-secret')`
-    for (const phone of [...builtins0007.map((t) => t.sender), "15880000"]) {
+    for (const phone of [...builtins.map((t) => t.sender), "15880000"]) {
       if (phone !== null) yield* sql`INSERT INTO recon.shooter_phone (phone) VALUES (${phone}) ON CONFLICT DO NOTHING`
     }
   }))
   const entry = existsSync("dist/main.js") ? "dist/main.js" : "src/main.ts"
   const port = await freePort()
   const worker = spawn(process.execPath, [entry, "worker"], {
-    env: { PATH: process.env.PATH ?? "", DATABASE_URL: db.url, SVC_PUSH_PORT: String(port), SVC_WORKER_HEARTBEAT_FILE: join(db.dir, "worker.hb"), LOG_LEVEL: "warn" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      DATABASE_URL: db.url,
+      SVC_PUSH_PORT: String(port),
+      SVC_WORKER_HEARTBEAT_FILE: join(db.dir, "worker.hb"),
+      LOG_LEVEL: "warn",
+      SVC_INTERNAL_SERVICE_TOKEN_RECON: "bench-recon-token"
+    },
     stdio: ["ignore", "inherit", "inherit"]
   })
   try {
     const base = `http://127.0.0.1:${port}`
     const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
-    while (!(await fetch(`${base}/health/ready`).then((r) => r.ok, () => false))) await sleep(50)
+    while (!(await fetch(`${base}/health/ready`).then((r) => r.ok, () => false))) {
+      if (worker.exitCode !== null) throw new Error(`the worker exited with code ${worker.exitCode} before it was ready`)
+      await sleep(50)
+    }
     const latencies = await db.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const samples: Array<number> = []

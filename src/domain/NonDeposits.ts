@@ -3,7 +3,8 @@
 // never-a-deposit guard (DepositGuard.ts) is tested against every one of them, and a
 // model-written rule that extracts a deposit from any of them is rejected (TemplateRule.ts). The
 // first rows are the `wd`/`other` rows of the development corpus (shared/corpus/sms-dev.tsv,
-// verbatim); the rest are modelled on them and on the formats forwarders deliver.
+// verbatim); then one real message of each kind of trap of the bank corpus
+// (test/corpus/bank-sms.tsv); the rest are modelled on them and on the formats forwarders deliver.
 
 export interface KnownNonDeposit {
   readonly kind: "wd" | "other"
@@ -41,6 +42,12 @@ export const knownNonDeposits: ReadonlyArray<KnownNonDeposit> = [
   { kind: "other", bank: "케이뱅크", text: "케이뱅크 [케이뱅크] 서비스 일시 중단 안내 고객님 안녕하세요 10월 18일 일요일 00시에서 10시까지" },
   { kind: "wd", bank: "토스(sentence)", text: "홍길동님께 50,000원을 보냈어요" },
   { kind: "wd", bank: "한국투자증권", text: "보낸사람 : 15445000\n[한국투자]05:11\n43****83-01\n이체출금\n2,700,000원\n(잔액507,500)\n하나은행 이신자" },
+  // The bank corpus's traps, one of each kind, verbatim (their sources are in test/corpus/README.md).
+  { kind: "wd", bank: "KB국민", text: "KB스타뱅킹\n출금 10,000원\n정*진님 07/15 18:39 582102-**-***852\n카카오페이 FBS출금 10,000 잔액0" },
+  { kind: "wd", bank: "현대카드", text: "[Web발신]\n[현대카드]-승인\n김재*님\n1,500원(일시불)\n마노핀익스프레스신림\n누적:354,220원" },
+  { kind: "other", bank: "KB국민카드", text: "[Web발신]\nKB*카드\n김재호님\n05/29 20:52\n320,000원\n우리동물메디컬 취소\n누적 560,060원" },
+  { kind: "wd", bank: "토스(결제)", text: "95,040원 결제 완료 토스페이머니 ・ KT\n결제한 돈 일부를 돌려받을 수 있어요." },
+  { kind: "other", bank: "토스증권", text: "미스터블루 액면분할 보유한 주식 수가 4,078주 → 815.60주로 변경되었어요. 0.60주는 입금일에 맞춰 현금으로 드려요." },
   // Modelled on the corpus: card approvals and cancellations, transfers out, deposit reversals, OTPs, ads.
   { kind: "wd", bank: "KB국민", text: "[Web발신]\nKB국민체크(5678)\n홍*동님\n11/20 12:31\n5,600원\n스타벅스코리아 사용" },
   { kind: "wd", bank: "신한카드", text: "[Web발신]\n신한카드(1234)승인 홍*동 12,000원(일시불)11/21 19:02 GS25역삼점 누적1,234,560원" },

@@ -1,8 +1,10 @@
 // Reading one SMS (DESIGN section 6, Parsing): the never-a-deposit guard first, then the templates
-// in order (those whose sender is the SMS's sender first, then the rest); the first that extracts
-// a payer name and an amount wins. Pure: the parse loop feeds it rows and writes back the outcome.
-import { classifyTransaction } from "./DepositGuard.ts"
+// in order (those whose sender is the SMS's sender first, then the rest; operator ones before the
+// built-ins), the first that extracts a payer name and an amount winning, and last the built-in
+// reader for layouts no template knows. Pure: the parse loop feeds it rows and writes back the outcome.
+import { judge } from "./DepositGuard.ts"
 import { normalizePhone } from "./Phone.ts"
+import { factsOf, type Reading, readSms, type TransactionFacts } from "./SmsReader.ts"
 import { normalizeSmsText } from "./SmsText.ts"
 import { type CompiledRule, maxTextLength, type RuleExtraction } from "./TemplateRule.ts"
 
@@ -52,10 +54,24 @@ export const templateSet = (templates: ReadonlyArray<LoadedTemplate>): TemplateS
   }
 }
 
+/** Which reader read a deposit: a template (`template_id` says which) or the built-in reader. */
+export type ReaderName = "template" | "reader"
+
+/**
+ * The transaction as read, in `parse.slots`: for deposits the slots the reader filled (a
+ * template's groups, completed by the built-in reader's facts where the template has none), for
+ * outgoing money what the built-in reader read (balance continuity needs both).
+ */
+export interface Slots extends TransactionFacts {
+  readonly payer_name?: string
+}
+
 /** What parse_detail holds (shown as `parse` by sms/get). */
 export interface ParseDetail {
   readonly kind: "deposit" | "outgoing" | "no_transaction"
+  /** Why the SMS is not `parsed`, as a sentence for the person who reads it. */
   readonly reason?: string
+  readonly reader?: ReaderName
   readonly template_id?: number
   readonly template_bank?: string
   readonly rule_source?: RuleSource
@@ -64,6 +80,7 @@ export interface ParseDetail {
   readonly time?: string
   readonly balance?: string
   readonly account?: string
+  readonly slots?: Slots
   /** Templates that failed on this SMS (a rule that threw), by id. */
   readonly broken_templates?: ReadonlyArray<number>
   /** Templates that matched but whose name was no payer (masked holder, account, balance…). */
@@ -73,10 +90,12 @@ export interface ParseDetail {
 export type ParseOutcome =
   | {
     readonly status: "parsed"
-    readonly bank: string
+    /** The bank of the template, or the one the message names (null when it names none). */
+    readonly bank: string | null
     readonly payerName: string
     readonly amount: string
-    readonly templateId: number
+    /** Null when the built-in reader read it. */
+    readonly templateId: number | null
     readonly txnAt: Date | undefined
     readonly balance: string | undefined
     readonly detail: ParseDetail
@@ -162,10 +181,13 @@ export const payerName = (captured: string): { readonly name: string } | { reado
   if (name.length > 2 && name.endsWith("님")) name = name.slice(0, -1).trim()
   if (name === "") return { rejected: "the name is empty" }
   if (name.includes("*")) return { rejected: `${JSON.stringify(name)} is a masked account-holder name, not the payer` }
-  if (/잔액|입금|출금/u.test(name)) {
+  // `홍길동 입금`, `잔액 1,000`: a word of the transaction line came with the name. A name that only
+  // contains such a syllable pair (김출금) is a name.
+  if (/잔액|(?:^|\s)(?:입금|출금)|(?:입금|출금)(?:\s|$)/u.test(name) && !/^[가-힣]{2,4}$/u.test(name)) {
     return { rejected: `${JSON.stringify(name)} is part of the transaction line, not a name` }
   }
   if (/\d{1,2}:\d{2}/u.test(name)) return { rejected: `${JSON.stringify(name)} holds a time, not only a name` }
+  if (/계좌\s*[\d*#-]{3,}/u.test(name)) return { rejected: `${JSON.stringify(name)} holds an account, not only a name` }
   if (/^[\d\s,.:/#()\-+]*원?$/u.test(name)) return { rejected: `${JSON.stringify(name)} is a number (account, amount or time), not a name` }
   if (/^\(?[가-힣A-Za-z]*은행\)?$/u.test(name)) return { rejected: `${JSON.stringify(name)} is a bank, not a name` }
   if (name.length > 60) return { rejected: "the name is longer than 60 characters" }
@@ -195,11 +217,17 @@ const tryRule = (rule: CompiledRule, text: string): RuleExtraction | undefined |
   }
 }
 
-/** Reads one SMS with the templates; never throws (a rule that throws fails only its template). */
+/** Reads one SMS: the guard, the templates, the built-in reader; never throws (a rule that throws fails only its template). */
 export const parseSms = (sms: SmsToParse, templates: TemplateSet, report?: (r: ParseReport) => void): ParseOutcome => {
   const text = normalizeSmsText(sms.body)
-  const verdict = classifyTransaction(text)
-  if (verdict.kind !== "deposit") return { status: "ignored", detail: { kind: verdict.kind, reason: verdict.reason } }
+  const reading = readSms(text)
+  const verdict = judge(reading)
+  if (verdict.kind !== "deposit") {
+    return {
+      status: "ignored",
+      detail: { kind: verdict.kind, reason: verdict.reason, ...(verdict.kind === "outgoing" ? { slots: factsOf(reading, "out") } : {}) }
+    }
+  }
   if (text.length > maxTextLength) {
     return { status: "parse_failed", detail: { kind: "deposit", reason: `the text is longer than ${maxTextLength} characters` } }
   }
@@ -209,6 +237,10 @@ export const parseSms = (sms: SmsToParse, templates: TemplateSet, report?: (r: P
   const tell = () => {
     if (broken.length > 0 || slow.length > 0) report?.({ brokenTemplates: broken, slowTemplates: slow })
   }
+  const said = () => ({
+    ...(broken.length === 0 ? {} : { broken_templates: broken.map((b) => b.id) }),
+    ...(rejected.length === 0 ? {} : { rejected })
+  })
   for (const template of templates.forSender(sms.sender)) {
     if ("broken" in template.rule) continue
     const started = performance.now()
@@ -230,41 +262,98 @@ export const parseSms = (sms: SmsToParse, templates: TemplateSet, report?: (r: P
       continue
     }
     tell()
-    const timeText = extraction.time ?? dateTimePattern.exec(text)?.[0]
-    const txnAt = timeText === undefined ? undefined : readTransactionTime(timeText, sms.receivedAt)
-    return {
-      status: "parsed",
-      bank: template.bank,
+    const timeText = extraction.time ?? reading.timeText ?? dateTimePattern.exec(text)?.[0]
+    const read: Read = {
       payerName: name.name,
       amount: extraction.amount,
-      templateId: template.id,
-      txnAt,
-      balance: extraction.balance,
-      detail: {
-        kind: "deposit",
-        template_id: template.id,
-        template_bank: template.bank,
-        rule_source: template.ruleSource,
-        ...(timeText === undefined ? {} : { time_text: timeText }),
-        ...(txnAt === undefined ? {} : { time: seoulIso(txnAt) }),
-        ...(extraction.balance === undefined ? {} : { balance: extraction.balance }),
-        ...(extraction.account === undefined ? {} : { account: extraction.account }),
-        ...(broken.length === 0 ? {} : { broken_templates: broken.map((b) => b.id) }),
-        ...(rejected.length === 0 ? {} : { rejected })
-      }
+      balance: extraction.balance ?? reading.balance,
+      account: extraction.account ?? reading.account,
+      bank: template.bank,
+      timeText
     }
+    return parsed(read, sms, reading, template.id, {
+      reader: "template",
+      template_id: template.id,
+      template_bank: template.bank,
+      rule_source: template.ruleSource,
+      ...said()
+    })
   }
   tell()
-  const reason = rejected.length > 0
-    ? `a deposit without a payer name: ${rejected[0]!.reason}`
-    : "a deposit that no template reads (no payer name and amount extracted)"
+  const byReader = readDeposit(reading)
+  if ("read" in byReader) return parsed(byReader.read, sms, reading, null, { reader: "reader", ...said() })
+  const templateSaid = rejected.length > 0 ? `; a template matched, but ${rejected[0]!.reason}` : ""
   return {
     status: "parse_failed",
+    detail: { kind: "deposit", reason: `a deposit that no template reads, and the built-in reader ${byReader.failed}${templateSaid}`, ...said() }
+  }
+}
+
+/** A deposit as one of the readers read it. */
+interface Read {
+  readonly payerName: string
+  readonly amount: string
+  readonly balance: string | undefined
+  readonly account: string | undefined
+  readonly bank: string | undefined
+  readonly timeText: string | undefined
+}
+
+const parsed = (
+  read: Read,
+  sms: SmsToParse,
+  reading: Reading,
+  templateId: number | null,
+  how: Pick<ParseDetail, "reader" | "template_id" | "template_bank" | "rule_source" | "broken_templates" | "rejected">
+): ParseOutcome => {
+  const txnAt = read.timeText === undefined ? undefined : readTransactionTime(read.timeText, sms.receivedAt)
+  const bank = read.bank ?? reading.bank
+  const slots: Slots = {
+    direction: "in",
+    payer_name: read.payerName,
+    amount: read.amount,
+    ...(read.balance === undefined ? {} : { balance: read.balance }),
+    ...(read.account === undefined ? {} : { account: read.account }),
+    ...(reading.bank === undefined ? {} : { bank: reading.bank }),
+    ...(read.timeText === undefined ? {} : { time_text: read.timeText })
+  }
+  return {
+    status: "parsed",
+    bank: bank ?? null,
+    payerName: read.payerName,
+    amount: read.amount,
+    templateId,
+    txnAt,
+    balance: read.balance,
     detail: {
       kind: "deposit",
-      reason,
-      ...(broken.length === 0 ? {} : { broken_templates: broken.map((b) => b.id) }),
-      ...(rejected.length === 0 ? {} : { rejected })
+      ...how,
+      ...(read.timeText === undefined ? {} : { time_text: read.timeText }),
+      ...(txnAt === undefined ? {} : { time: seoulIso(txnAt) }),
+      ...(read.balance === undefined ? {} : { balance: read.balance }),
+      ...(read.account === undefined ? {} : { account: read.account }),
+      slots
+    }
+  }
+}
+
+/** The built-in reader's deposit, or what it could not find (completing "the built-in reader …"). */
+const readDeposit = (reading: Reading): { readonly read: Read } | { readonly failed: string } => {
+  if (reading.amount === undefined) return { failed: "found no amount next to the deposit word" }
+  if (/^0+(?:\.0+)?$/.test(reading.amount)) return { failed: "read an amount of zero" }
+  if (reading.counterpart === undefined) {
+    return { failed: reading.counterpartDoubt === undefined ? "found no payer name" : `found ${reading.counterpartDoubt}` }
+  }
+  const name = payerName(reading.counterpart.text)
+  if ("rejected" in name) return { failed: `found no payer name: ${name.rejected}` }
+  return {
+    read: {
+      payerName: name.name,
+      amount: reading.amount,
+      balance: reading.balance,
+      account: reading.account,
+      bank: reading.bank,
+      timeText: reading.timeText
     }
   }
 }

@@ -1,7 +1,8 @@
-// parse_loop (DESIGN sections 6 and 8): reads the `received` SMS with the templates, the
-// never-a-deposit guard first, and writes what it read: `parsed` (bank, payer name, amount, the
-// transaction time and balance printed, the template), `ignored` (outgoing money or no
-// transaction) or `parse_failed` (a deposit no template reads), each with its parse_detail.
+// parse_loop (DESIGN sections 6 and 8): reads the `received` SMS (domain/SmsParse.ts: the
+// never-a-deposit guard, the templates, the built-in reader) and writes what it read: `parsed`
+// (bank, payer name, amount, the transaction time and balance printed, which reader), `ignored`
+// (outgoing money or no transaction) or `parse_failed` (a deposit no reader reads), each with its
+// parse_detail.
 //
 // Kicked in-process by the push endpoint and the chat-bot, and through NOTIFY by everything that
 // puts an SMS back to `received` from another process (sms/reset, sms/check pass, need_check moved

@@ -1,46 +1,42 @@
-// Reading SMS with the built-in templates (the rules migration 0007 installs): generated deposits
-// in every built-in layout (random names, amounts, dates, with and without `[Web발신]`, line
-// breaks kept or stripped) give back the exact name and amount; the same texts with the deposit
-// word made outgoing are never deposits. Then the pieces: payer names, the year rule, template
-// order, a rule that throws.
+// Reading SMS with the built-in templates (the rules the latest migration installs) and the
+// built-in reader after them: generated deposits in every layout a built-in template was written
+// for (random names, amounts, dates, with and without `[Web발신]`, line breaks kept or stripped)
+// give back the exact name and amount, whichever reads them; the same texts with the deposit word
+// made outgoing are never deposits. Then the pieces: payer names, the year rule, template order, a
+// rule that throws.
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import fc from "fast-check"
-import { builtins0007 } from "../../src/db/migrations/0007_parse.ts"
-import { classifyTransaction } from "../../src/domain/DepositGuard.ts"
 import { type LoadedTemplate, type ParseReport, parseSms, payerName, slowRuleMillis, readTransactionTime, seoulIso, templateSet } from "../../src/domain/SmsParse.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
+import { tokenize } from "../../src/domain/SmsTokens.ts"
 import { compileRule } from "../../src/domain/TemplateRule.ts"
+import { builtins as builtinList, builtinTemplates, type DepositNumbers, depositNumbers, money, two } from "../support/parse.ts"
 
-const builtinTemplates: ReadonlyArray<LoadedTemplate> = builtins0007.map((t, i) => {
-  const compiled = compileRule(t.rule)
-  if (Result.isFailure(compiled)) throw new Error(`built-in ${t.key} does not compile: ${compiled.failure.detail}`)
-  return { id: i + 1, bank: t.bank, sender: t.sender, ruleSource: "builtin" as const, rule: compiled.success }
-})
 const builtins = templateSet(builtinTemplates)
 const receivedAt = new Date("2026-11-23T12:00:00+09:00")
 const parse = (body: string, sender = "01012345678") => parseSms({ body, sender, receivedAt }, builtins)
 
 describe("the built-in templates", () => {
   it("each reads its own sample, and every sample is read as a deposit with all the built-ins", () => {
-    for (const [i, t] of builtins0007.entries()) {
+    for (const [i, t] of builtinList.entries()) {
       const own = builtinTemplates[i]!.rule
       assert.isDefined("extract" in own && own.extract(normalizeSmsText(t.sample)), t.key)
       const outcome = parse(t.sample, t.sender ?? undefined)
       assert.strictEqual(outcome.status, "parsed", `${t.key}: ${JSON.stringify(outcome.detail)}`)
       // The sender's own templates come first: a bank's sample is read by that bank's template.
-      if (outcome.status === "parsed" && t.sender !== null) assert.strictEqual(builtins0007[outcome.templateId - 1]!.bank, t.bank, t.key)
+      if (outcome.status === "parsed" && t.sender !== null) assert.strictEqual(builtinList[outcome.templateId! - 1]!.bank, t.bank, t.key)
     }
   })
 
-  it("have stable unique keys, a sender where the bank's number is known, and every bank of the issue", () => {
-    assert.strictEqual(new Set(builtins0007.map((t) => t.key)).size, builtins0007.length)
-    const banks = new Set(builtins0007.map((t) => t.bank))
+  it("have stable unique keys, a sender where the bank's number is known, and every bank DESIGN names", () => {
+    assert.strictEqual(new Set(builtinList.map((t) => t.key)).size, builtinList.length)
+    const banks = new Set(builtinList.map((t) => t.bank))
     for (
-      const bank of ["KB국민", "NH농협", "신한", "우리", "하나", "IBK기업", "카카오뱅크", "토스뱅크", "케이뱅크", "신협", "새마을금고", "우체국", "iM뱅크", "KDB산업", "전북", "부산", "경남", "광주", "제주", "SC제일", "수협", "씨티"]
+      const bank of ["KB국민", "NH농협", "신한", "우리", "하나", "IBK기업", "카카오뱅크", "토스뱅크", "케이뱅크", "신협", "새마을금고", "우체국", "iM뱅크", "KDB산업", "전북"]
     ) assert.isTrue(banks.has(bank), bank)
-    assert.strictEqual(builtins0007.find((t) => t.key === "kb")?.sender, "16449999")
-    assert.strictEqual(builtins0007.find((t) => t.key === "nh")?.sender, "15882100")
+    assert.strictEqual(builtinList.find((t) => t.key === "kb")?.sender, "16449999")
+    assert.strictEqual(builtinList.find((t) => t.key === "nh")?.sender, "15882100")
   })
 
   it("read the formats real forwarders deliver", () => {
@@ -106,20 +102,10 @@ describe("the built-in templates", () => {
 // Generated deposits in every layout
 // ---------------------------------------------------------------------------------------------
 
-interface Deposit {
+interface Deposit extends DepositNumbers {
   readonly name: string
-  readonly amount: number
-  readonly balance: number
-  readonly commas: boolean
-  readonly month: number
-  readonly day: number
-  readonly hour: number
-  readonly minute: number
   readonly holder: string
 }
-
-const two = (n: number) => String(n).padStart(2, "0")
-const money = (n: number, commas: boolean) => commas ? n.toLocaleString("en") : String(n)
 
 interface Layout {
   readonly key: string
@@ -182,8 +168,12 @@ const layouts: ReadonlyArray<Layout> = [
 const syllables = [..."김이박최정강조윤장임한오서신권황안송류홍전고문양손배백허유남심노하곽성차주우구민진나지엄채원천방공현함변염여추도소석선설마길연위표명기반왕금옥육인맹제모탁국어은편용예경봉사부가복태목형계피두감음빈동온호범좌팽승간상갈시수견당화창"]
 const hangulName = fc.array(fc.constantFrom(...syllables), { minLength: 2, maxLength: 4 }).map((s) => s.join(""))
 const latinWord = fc.array(fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZ"), { minLength: 2, maxLength: 8 }).map((s) => s.join(""))
-/** Names the guard has nothing against (a name made of words such as 예정 or 송금 is refused on the safe side, by design). */
-const innocent = (name: string) => ["입금 ", "입금 0"].every((before) => classifyTransaction(`${before}${name}`).kind === "deposit")
+/**
+ * Names whose every word is a word and nothing else (a name word that is itself a keyword or an
+ * account's name, 예정, 변경, 계좌, is doubt, by design: test/domain/SmsReader.test.ts generates
+ * real names with the guard's words inside them).
+ */
+const innocent = (name: string) => name.split(" ").every((word) => tokenize(word).every((t) => t.kind === "word" || t.kind === "holder"))
 const names = (oneWord: boolean) =>
   fc.oneof(
     hangulName,
@@ -196,17 +186,7 @@ const holders = fc.oneof(
   fc.tuple(hangulName, fc.integer({ min: 0, max: 9999 })).map(([n, k]) => `${n.slice(0, 2)}*(${String(k).padStart(4, "0")})`)
 ).filter(innocent)
 const deposits = (oneWord: boolean) =>
-  fc.record({
-    name: names(oneWord),
-    amount: fc.integer({ min: 1, max: 2_000_000_000 }),
-    balance: fc.integer({ min: 0, max: 9_000_000_000 }),
-    commas: fc.boolean(),
-    month: fc.integer({ min: 1, max: 12 }),
-    day: fc.integer({ min: 1, max: 28 }),
-    hour: fc.integer({ min: 0, max: 23 }),
-    minute: fc.integer({ min: 0, max: 59 }),
-    holder: holders
-  })
+  fc.tuple(names(oneWord), holders, depositNumbers).map(([name, holder, numbers]): Deposit => ({ ...numbers, name, holder }))
 const forms = fc.record({ web: fc.boolean(), strip: fc.boolean(), senderLine: fc.boolean() })
 
 const render = (layout: Layout, d: Deposit, form: { web: boolean; strip: boolean; senderLine: boolean }) => {
@@ -221,7 +201,7 @@ const separable = (layout: Layout, d: Deposit, strip: boolean) =>
 
 const outgoingWords = ["출금", "지급", "이체출금", "체크카드출금", "스마트폰출금", "인터넷출금", "지로출금", "FBS출금", "자동이체"]
 
-describe("generated deposits in every built-in layout", () => {
+describe("generated deposits in every layout a built-in template was written for", () => {
   for (const [i, layout] of layouts.entries()) {
     it(`${layout.key} (${i}): the exact name and amount; made outgoing, never a deposit`, () => {
       fc.assert(

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import { knownNonDeposits } from "../../src/domain/NonDeposits.ts"
-import { builtins0007 } from "../../src/db/migrations/0007_parse.ts"
 import { compileRule, type CompiledRule, estimateRuleSize, maxRuleSize, type RuleRejected, validateRule } from "../../src/domain/TemplateRule.ts"
+import { builtins } from "../support/parse.ts"
 
 const ok = (result: Result.Result<CompiledRule, RuleRejected>): CompiledRule => {
   if (Result.isFailure(result)) assert.fail(`expected the rule to be accepted, got: ${result.failure.detail}`)
@@ -232,7 +232,7 @@ describe("the rule engine", () => {
     // Case folding makes character classes dear: counted ten times.
     assert.isAbove(estimateRuleSize("(?i)[a-z가-힣]{1,10}"), 10 * estimateRuleSize("[a-z가-힣]{1,10}") / 2)
     // The built-in templates stay far below the bound.
-    for (const t of builtins0007) assert.isBelow(estimateRuleSize(t.rule), maxRuleSize / 4, t.key)
+    for (const t of builtins) assert.isBelow(estimateRuleSize(t.rule), maxRuleSize / 4, t.key)
   })
 
   it("refuses a rule that is too slow on a text of the longest length read", () => {

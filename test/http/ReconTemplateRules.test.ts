@@ -46,7 +46,7 @@ describe("template rules", () => {
       rule: "(?P<name>[가-힣]+) 출금 (?P<amount>[\\d,]+)"
     })
     assert.strictEqual(withdrawal.http, 422)
-    assert.strictEqual(withdrawal.body.data.detail, "the sample is not a deposit: outgoing money: 출금 (withdrawal)")
+    assert.strictEqual(withdrawal.body.data.detail, "the sample is not a deposit: outgoing money: \"출금\" is money out of the account (a withdrawal)")
     const large = await call("/shooter/template/recharge/add", {
       bank: "KB국민",
       sample: "입금 홍길동 5,000",

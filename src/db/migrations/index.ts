@@ -12,6 +12,7 @@ import walletConstraints from "./0008_wallet_constraints.ts"
 import orderMatch from "./0009_order_match.ts"
 import pushSignatures from "./0010_push_signatures.ts"
 import smsDecisions from "./0011_sms_decisions.ts"
+import reader from "./0012_reader.ts"
 import operatorConsole from "./0013_operator_console.ts"
 import reconciliationAids from "./0014_reconciliation_aids.ts"
 import smsTrace from "./0016_sms_trace.ts"
@@ -28,6 +29,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 9, name: "order_match", statements: orderMatch },
   { id: 10, name: "push_signatures", statements: pushSignatures },
   { id: 11, name: "sms_decisions", statements: smsDecisions },
+  { id: 12, name: "reader", statements: reader },
   { id: 13, name: "operator_console", statements: operatorConsole },
   { id: 14, name: "reconciliation_aids", statements: reconciliationAids },
   { id: 16, name: "sms_trace", statements: smsTrace }

@@ -1,0 +1,472 @@
+// A bank message as typed tokens (DESIGN section 6, the built-in reader): amounts, balances,
+// dates, times, masked accounts, bank tags, transaction words, masked holders, labels, account
+// names, headers and the free words between them (name candidates). Pure and fast; the reader
+// (SmsReader.ts) reads the transaction from these tokens and the guard (DepositGuard.ts) judges it.
+//
+// The one rule that matters most: a word is a keyword only when the whole chunk is one (`송금`,
+// `입금예정`, `체크카드출금`, `출금780,500원`); a keyword inside a longer word (`송금희`, `서예정`,
+// `공지영`, `이승인`) leaves it a word, so a payer's name is never read as a transaction.
+
+/** How money moves for the account holder. */
+export type Direction = "in" | "out"
+
+/** A transaction word: which way, and what it means (said after the word when it is not a deposit). */
+export interface TxnWord {
+  /**
+   * `in`: 입금 (out when it went to someone: `홍길동님께 입금했어요`); `receive`: 받았어요 (in, from
+   * whomever); `out`: 출금 and the like; `send`: 보냈어요/송금 (in when someone sent it: `님이`);
+   * `neutral`: 이체 alone.
+   */
+  readonly way: "in" | "receive" | "out" | "send" | "neutral"
+  /** `is money out of the account (a withdrawal)`: the rest of a sentence that starts with the word. */
+  readonly meaning: string
+}
+
+/** A label before its value (`보낸분 홍길동`, `적요: 홍길동`, `일시 …`). */
+export type LabelSlot = "payer" | "recipient" | "amount" | "fee" | "time" | "account" | "kind"
+
+/** The particle after a name: `홍길동님이` (subject: who sent), `홍길동님께` (to), `홍길동님에게서` (from). */
+export type Role = "subject" | "to" | "from"
+
+interface Span {
+  readonly text: string
+  /** Offsets in the text given to {@link tokenize}. */
+  readonly start: number
+  readonly end: number
+  readonly line: number
+}
+
+export type Token =
+  | Span & { readonly kind: "bank"; readonly bank: string; readonly bracketed: boolean }
+  | Span & { readonly kind: "header" }
+  | Span & { readonly kind: "date" | "time" | "account" | "holder" | "tag" | "mark" }
+  /** `→` points from the payer to the payee; `←` from the payee back to the payer. */
+  | Span & { readonly kind: "arrow"; readonly left: boolean }
+  | Span & { readonly kind: "amount"; readonly value: string | undefined; readonly won: boolean }
+  | Span & { readonly kind: "number"; readonly value: string }
+  | Span & { readonly kind: "balanceLabel" }
+  | Span & { readonly kind: "txn"; readonly word: TxnWord; readonly bracketed: boolean }
+  | Span & { readonly kind: "label"; readonly slot: LabelSlot }
+  | Span & { readonly kind: "accountName" }
+  | Span & { readonly kind: "notice" }
+  | Span & { readonly kind: "word"; readonly role: Role | undefined }
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary
+// ---------------------------------------------------------------------------------------------
+
+/** The banks and the ways they name themselves in their messages (the bank name is the built-in templates'). */
+const bankAliases: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+  ["KB국민", ["KB", "KB국민", "KB국민은행", "국민", "국민은행", "KB스타뱅킹", "KB스타", "스타뱅킹"]],
+  ["NH농협", ["농협", "NH", "NH농협", "NH농협은행", "농협은행", "NH스마트뱅킹", "NH올원뱅크", "지역농협"]],
+  ["신한", ["신한", "신한은행", "신한SOL", "SOL", "쏠"]],
+  ["우리", ["우리", "우리은행", "우리WON", "우리WON뱅킹", "WON뱅킹"]],
+  ["하나", ["하나", "하나은행", "하나원큐", "KEB하나", "KEB하나은행", "하나1Q"]],
+  ["IBK기업", ["IBK", "IBK기업", "IBK기업은행", "기업", "기업은행", "i-ONE"]],
+  ["카카오뱅크", ["카카오뱅크", "kakaobank"]],
+  ["토스뱅크", ["토스뱅크", "토스"]],
+  ["케이뱅크", ["케이뱅크", "K뱅크", "Kbank"]],
+  ["신협", ["신협", "신용협동조합"]],
+  ["새마을금고", ["새마을금고", "MG새마을금고", "MG", "새마을"]],
+  ["우체국", ["우체국", "우체국예금", "우정사업본부"]],
+  ["iM뱅크", ["iM뱅크", "아이엠뱅크", "대구은행", "대구", "DGB", "DGB대구은행"]],
+  ["KDB산업", ["KDB", "KDB산업", "KDB산업은행", "산업은행", "산업"]],
+  ["전북", ["전북", "전북은행", "JB"]],
+  ["부산", ["부산", "부산은행", "BNK부산", "BNK부산은행"]],
+  ["경남", ["경남", "경남은행", "BNK경남", "BNK경남은행"]],
+  ["광주", ["광주", "광주은행", "KJB"]],
+  ["제주", ["제주", "제주은행"]],
+  ["SC제일", ["SC제일", "SC제일은행", "SC", "SC은행", "제일은행"]],
+  ["수협", ["수협", "수협은행", "Sh수협", "Sh수협은행", "Sh"]],
+  ["씨티", ["씨티", "씨티은행", "한국씨티", "한국씨티은행", "Citi"]],
+  ["한국투자증권", ["한국투자", "한국투자증권"]]
+]
+const bankByAlias = new Map<string, string>(
+  bankAliases.flatMap(([bank, aliases]) => aliases.map((alias) => [alias.toLowerCase(), bank] as const))
+)
+/** The bank a chunk names (`[KB]`, `농협`, `KB국민은행`), if any. */
+export const bankOf = (text: string): string | undefined => bankByAlias.get(text.replace(/\s+/gu, "").toLowerCase())
+
+// Kinds of 입금/출금 banks print before the word (KB above all): `전자금융입금`, `체크카드출금`…
+const typePrefix = String.raw`(?:전자금융|스마트폰|스마트|인터넷|모바일|CMS|무통장|FBS|타행|당행|ATM|창구|이체|대체|텔레뱅킹|폰뱅킹|급여|펌뱅킹|오픈뱅킹|자동|체크카드|체크|신용카드|지로|현금|해외|계좌|타발|당발|간편|카드|PG|CD|ARS|직불|예약|즉시|일괄|해외결제)`
+// What follows a transaction word in the same chunk: endings, particles, nouns (`입금됐어요`, `출금액`, `이체완료`).
+const txnEnding = String.raw`(?:완료|됨|됐어요|됐습니다|되었어요|되었습니다|되었음|되셨습니다|했어요|했습니다|하였습니다|하셨습니다|하였음|함|처리|내역|금액|액|건|을|를|이|가|에|로|으로|한|된|해요|했음|하였어요|성공|하고|하면|하여|해서|하신|하셨어요)*[.!]?`
+
+interface Core {
+  readonly pattern: string
+  readonly word: TxnWord
+}
+
+// The last core of a chunk decides (`이체입금` is in, `입금취소` a cancellation, `자동이체` out).
+const cores: ReadonlyArray<Core> = [
+  { pattern: "입금", word: { way: "in", meaning: "is money into the account (a deposit)" } },
+  { pattern: "들어왔(?:어요|습니다)", word: { way: "receive", meaning: "is money received" } },
+  { pattern: "받(?:았어요|았습니다|음|은)", word: { way: "receive", meaning: "is money received" } },
+  { pattern: "출금", word: { way: "out", meaning: "is money out of the account (a withdrawal)" } },
+  { pattern: "인출", word: { way: "out", meaning: "is money out of the account (a withdrawal)" } },
+  { pattern: "지급", word: { way: "out", meaning: "is money paid out of the account" } },
+  { pattern: "자동이체", word: { way: "out", meaning: "is a standing order paid out of the account" } },
+  { pattern: "이체(?=완료|됨|됐|되었|했|하였|함)", word: { way: "out", meaning: "is a transfer made from the account" } },
+  { pattern: "이체", word: { way: "neutral", meaning: "is a transfer that does not say which way" } },
+  { pattern: "송금", word: { way: "send", meaning: "is money sent from the account" } },
+  { pattern: "보(?:냈어요|냈습니다|냄|낸|내셨어요|내셨습니다|내드렸어요)", word: { way: "send", meaning: "is money sent from the account" } },
+  { pattern: "결제", word: { way: "out", meaning: "is a payment" } },
+  { pattern: "승인", word: { way: "out", meaning: "is a card approval" } },
+  { pattern: "일시불|할부", word: { way: "out", meaning: "belongs to a card approval" } },
+  { pattern: "사용", word: { way: "out", meaning: "is a card used at a merchant" } },
+  { pattern: "취소", word: { way: "out", meaning: "is a cancellation (of a card payment or of a deposit)" } }
+]
+const coreAlternation = cores.map((c) => c.pattern).join("|")
+const txnChunk = new RegExp(String.raw`^${typePrefix}*(?:${coreAlternation})(?:(?:${coreAlternation})|${txnEnding})*$`, "iu")
+/** A chunk whose letters end in a transaction word glued to digits (`송선한전자금융입금100`, `한국전력지로출금18,000`). */
+const txnTail = new RegExp(String.raw`${typePrefix}*(?:입금|출금|지급)$`, "u")
+/** A chunk ending in a transaction word with a known kind before it (`과일놀이터체크카드출금`). */
+const typedTxnTail = new RegExp(String.raw`${typePrefix}+(?:입금|출금|지급)$`, "u")
+
+// One group per core, so a match says which core it was (`이체` before `완료` is not `이체` alone).
+const coreSearch = new RegExp(cores.map((c) => `(${c.pattern})`).join("|"), "gu")
+
+/** The transaction word a whole chunk is, if it is one: its last core with a direction decides. */
+const wordOf = (chunk: string): TxnWord | undefined => {
+  if (!txnChunk.test(chunk)) return undefined
+  let last: TxnWord | undefined
+  for (const m of chunk.matchAll(coreSearch)) {
+    const core = cores[m.slice(1).findIndex((group) => group !== undefined)]!
+    // `입금취소`: a cancellation whatever came before; `입금이체`: 이체 says no way of its own.
+    if (last?.meaning === cancellation.meaning) continue
+    if (core.word.way === "neutral" && last !== undefined) continue
+    last = core.word
+  }
+  return last
+}
+const cancellation = cores.find((c) => c.pattern === "취소")!.word
+
+// Notice words as whole chunks (with their endings and particles: `요청이`, `예정입니다`): never a
+// name, whatever slot they stand in. A keyword inside a longer word (`서예정`, `공지영`) stays a word.
+const noticeChunk = new RegExp(
+  String.raw`^(?:입금|출금|이체|송금|납부|결제)?(?:예정|예약|안내|공지|알림|점검|중단|휴면|해지|변경|전환|요청|부탁|바랍니다|기한|마감|대기|미입금|확인|납부|고지|청구|광고|인증|인증번호|비밀번호|주문|배송|상품|구매확정|수신거부|무료거부|서비스|실패|오류|거절|불능)+(?:입니다|합니다|됩니다|되었습니다|됐습니다|드립니다|드려요|해요|했어요|하세요|해주세요|하십시오|을|를|이|가|은|는|의|도|에|으로|서비스|금액|액|일|번호|내역|사항|중|완료|요청)*[.!]?$`,
+  "u"
+)
+/** `입금하세요`, `입금해`, `입금할`, `입금될`: 입금 asked for or announced, not made. */
+const askedTxnChunk =
+  /^(?:입금|출금|이체|송금)(?:하세요|해주세요|해|할|하실|하시기|하십시오|될|예정|대기|요청|바랍니다|기한)(?:입니다|합니다|됩니다|이|을|를|은|는|의|에|금액|액|일|내역|중|안내|서비스)*[.!]?$/u
+
+const labels: ReadonlyArray<readonly [RegExp, LabelSlot]> = [
+  [/^(?:보낸|보내는|보내신|입금|송금|의뢰|입금의뢰)(?:분|사람|인|자|자명|인명)$/u, "payer"],
+  [/^(?:적요|내용|메모|거래내용|입금내용|통장표시|통장메모)$/u, "payer"],
+  [/^(?:받는|받으신|받은)(?:분|사람|인)$|^수취인$/u, "recipient"],
+  [/^(?:금액|입금액|입금금액|거래금액|출금액|출금금액|이체금액|송금액|송금금액)$/u, "amount"],
+  [/^(?:일시|거래일시|입금일시|출금일시|거래시간|시간|일자|거래일자|날짜)$/u, "time"],
+  [/^(?:계좌|계좌번호|입금계좌|출금계좌|받는계좌|내계좌)$/u, "account"],
+  [/^(?:구분|거래구분|거래종류|거래유형)$/u, "kind"],
+  [/^(?:수수료|이체수수료|송금수수료)$/u, "fee"]
+]
+const labelOf = (chunk: string): LabelSlot | undefined => labels.find(([pattern]) => pattern.test(chunk))?.[1]
+
+// The account holder's own account by its product name (`입출금통장`, `모임통장(7710)`, `내 통장`).
+const accountNameChunk = /^(?:[가-힣A-Za-z0-9]+(?:통장|저금통|세이프박스|금고|지갑|계좌)(?:\(\d{2,6}\))?(?:에|으로|로|의)?|(?:통장|계좌)(?:\(\d{2,6}\))?(?:에|으로|로|의)?|내|나의|본인)$/u
+// A notification header: no transaction, no name (`입출금 알림`, `입출금알림`, `거래알림`).
+const headerChunk = /^(?:입출금|거래|계좌|입금|출금)?(?:알림|내역알림|알림톡)$|^(?:입출금)$/u
+
+const headerBracket = /^(?:web|국제|국외|해외)\s*발신$/iu
+/** The end of a sentence (`도착했어요`, `확인하십시오`). */
+const sentenceEnd = /(?:요|니다|세요|시오)[.!?]?$/u
+/** Words that only say a transaction went through (`입금 완료`): no name, no direction. */
+const fillerChunk = /^(?:완료|처리|처리완료|정상처리|되었습니다|됐습니다|됐어요|되었어요|됨|성공)[.!]?$/u
+
+/** What a chunk of letters is, read whole. */
+type LettersRead =
+  | { readonly kind: "txn"; readonly word: TxnWord }
+  | { readonly kind: "label"; readonly slot: LabelSlot }
+  | { readonly kind: "bank"; readonly bank: string }
+  | { readonly kind: "word" | "notice" | "accountName" | "header" | "holder" | "mark" }
+
+const classifyLetters = (chunk: string): LettersRead => {
+  if (/\*/u.test(chunk) && /[가-힣A-Za-z]/u.test(chunk)) return { kind: "holder" }
+  const bank = bankOf(chunk)
+  if (bank !== undefined) return { kind: "bank", bank }
+  if (askedTxnChunk.test(chunk)) return { kind: "notice" }
+  const word = wordOf(chunk)
+  if (word !== undefined) return { kind: "txn", word }
+  const slot = labelOf(chunk.replace(/^\(|[:：)]$/gu, ""))
+  if (slot !== undefined) return { kind: "label", slot }
+  if (headerChunk.test(chunk)) return { kind: "header" }
+  // `완료`, `도착했어요`, `확인하세요`: words of a sentence, no name ends so.
+  if (fillerChunk.test(chunk) || sentenceEnd.test(chunk)) return { kind: "mark" }
+  if (noticeChunk.test(chunk)) return { kind: "notice" }
+  if (accountNameChunk.test(chunk)) return { kind: "accountName" }
+  return { kind: "word" }
+}
+
+// `홍길동님이`, `김철수님께`, `홍길동님에게서`, and without 님 the particles no name ends in
+// (`홍길동에게`, `홍길동으로부터`); `고객님` is nobody in particular.
+const honorific = /^(.+?)(?:님(이|께서|께|에게|에게서|한테|한테서|으로부터|의)?|(께서|에게|에게서|한테|한테서|으로부터|로부터))$/u
+/** `님께` standing alone after a name (`홍길동 님께`); `앞` (addressed to: `홍길동님 앞`). */
+const loneHonorific = /^(?:님(이|께서|께|에게|에게서|한테|한테서|으로부터)?|(앞|앞으로))$/u
+const roleOf = (particle: string | undefined): Role | undefined =>
+  particle === undefined || particle === "의" ? undefined
+    : particle === "이" || particle === "께서" ? "subject"
+    : particle === "께" || particle === "에게" || particle === "한테" ? "to"
+    : "from"
+
+// ---------------------------------------------------------------------------------------------
+// Numbers
+// ---------------------------------------------------------------------------------------------
+
+const numberPatterns: ReadonlyArray<readonly [RegExp, "date" | "time" | "account" | "amount" | "masked"]> = [
+  [/\d{4}[./-]\d{1,2}[./-]\d{1,2}\.?/y, "date"],
+  [/\d{1,2}:\d{2}(?::\d{2})?(?:\.\d{1,3})?/y, "time"],
+  [/(?:0?[1-9]|1[0-2])[/.](?:0?[1-9]|[12]\d|3[01])(?![\d*#]|\.\d|,\d{3})/y, "date"],
+  [/\d{1,2}월\d{1,2}일/y, "date"],
+  // Masked (`352-****-4273-63`, `942902**347`, `*120000`, `####946`) or grouped by dashes (`110-496-922482`).
+  [/(?=[\d*#-]*\d[\d*#-]*\d)[\d*#]*[*#][\d*#]*(?:-[\d*#]+)*|\d+(?:-[\d*#]+){2,}|\d{3,}-[\d*#]{4,}/y, "account"],
+  // `50,000원이 입금됐어요`: a particle after 원, but not the first syllable of a name run into it (`1원은김김`).
+  [/(?:\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+)(?: ?원(?:(?:이|을|은|의|에)(?![가-힣]))?)?/y, "amount"],
+  [/\*{2,}(?:,\*{3})*(?: ?원)|\*,\*{3}(?:,\*{3})*(?: ?원)/y, "masked"]
+]
+
+const digitsOf = (text: string): string => text.replace(/[^\d.]/gu, "").replace(/^0+(?=\d)/u, "")
+
+// ---------------------------------------------------------------------------------------------
+// The tokenizer
+// ---------------------------------------------------------------------------------------------
+
+const marks = /[:：|·•,，/~]/u
+const arrows = /→|->|➡|⇒|▶|=>|←|<-|⬅|⇐|◀|<=/y
+const balanceWord = /(?:거래\s?후\s?)?(?:잔액|잔고)(?:\s?[:：])?/y
+// A bracketed group on a line (`[KB]`, `<새마을금고>`, `(KDB)`, `[Web발신]`, `[우리은행 알림]`).
+const bracketGroup = /[[<【［]([^\]>】］\n]{1,24})[\]>】］]|\(([^()\n]{1,24})\)/gu
+
+/**
+ * The tokens of a text as `normalizeSmsText` gives it (lines trimmed, runs of spaces made one).
+ * Every character belongs to at most one token; white space to none.
+ */
+export const tokenize = (text: string): ReadonlyArray<Token> => {
+  const tokens: Array<Token> = []
+  let lineStart = 0
+  const lines = text.split("\n")
+  for (const [line, content] of lines.entries()) {
+    tokenizeLine(content, lineStart, line, tokens)
+    lineStart += content.length + 1
+  }
+  return tokens
+}
+
+const tokenizeLine = (content: string, offset: number, line: number, out: Array<Token>): void => {
+  // Bracketed groups first: they may hold spaces, and they bound what is around them.
+  let at = 0
+  for (const m of content.matchAll(bracketGroup)) {
+    const inner = (m[1] ?? m[2] ?? "").trim()
+    const bracketed = classifyBracket(inner, m[2] !== undefined, m[0], offset + m.index, line)
+    if (bracketed === undefined) continue
+    tokenizeChunks(content.slice(at, m.index), offset + at, line, out)
+    if (bracketed === "inner") tokenizeChunks(m[0].slice(1, -1), offset + m.index + 1, line, out)
+    else out.push(bracketed)
+    at = m.index + m[0].length
+  }
+  tokenizeChunks(content.slice(at), offset + at, line, out)
+}
+
+/** A bracketed group as one token, its content read as chunks (`(잔액419,500)`), or no group at all (`(주)`). */
+const classifyBracket = (inner: string, round: boolean, text: string, start: number, line: number): Token | "inner" | undefined => {
+  const span = { text, start, end: start + text.length, line }
+  if (headerBracket.test(inner)) return { ...span, kind: "header" }
+  const bank = bankOf(inner)
+  if (bank !== undefined) return { ...span, kind: "bank", bank, bracketed: true }
+  if (/^\d{2,6}$/u.test(inner) || /^[\d*#-]+$/u.test(inner) && /\d.*[*#-].*\d|[*#]/u.test(inner)) return { ...span, kind: "account" }
+  const word = wordOf(inner)
+  if (word !== undefined) return { ...span, kind: "txn", word, bracketed: true }
+  if (/^(?:잔액|잔고)/u.test(inner)) return "inner"
+  if (/^(?:광고|알림|공지|안내)$/u.test(inner)) return { ...span, kind: "notice" }
+  // `[우리은행 알림]`, `[KB국민 안내]`: a header naming the bank.
+  const titled = /^(.+?)\s*(?:알림|안내|입출금알림|거래알림)$/u.exec(inner)
+  const titledBank = titled === null ? undefined : bankOf(titled[1]!)
+  if (titledBank !== undefined) return { ...span, kind: "bank", bank: titledBank, bracketed: true }
+  if (!round) return { ...span, kind: "tag" }
+  // `(성시원)`: a name in brackets; `(주)`, `(유)`: part of the name they start.
+  if (/^[주유사재합]$/u.test(inner) || !/^[가-힣A-Za-z][가-힣A-Za-z .&·]*$/u.test(inner)) return undefined
+  return { ...span, kind: "word", role: undefined }
+}
+
+const tokenizeChunks = (part: string, offset: number, line: number, out: Array<Token>): void => {
+  for (const m of part.matchAll(/\S+/gu)) {
+    const previous = out.at(-1)
+    // `50,000 원`: the currency as a chunk of its own belongs to the amount before it.
+    if (m[0] === "원" && previous !== undefined && previous.line === line && (previous.kind === "amount" || previous.kind === "number")) {
+      out[out.length - 1] = { ...previous, kind: "amount", value: previous.value, won: true, text: `${previous.text} ${m[0]}`, end: offset + m.index + m[0].length }
+      continue
+    }
+    tokenizeChunk(m[0], offset + m.index, line, out)
+  }
+}
+
+/** One white-space-free chunk: its structural pieces, and the letters between them read whole. */
+const tokenizeChunk = (chunk: string, offset: number, line: number, out: Array<Token>): void => {
+  let wordStart = -1
+  let i = 0
+  const span = (from: number, to: number) => ({ text: chunk.slice(from, to), start: offset + from, end: offset + to, line })
+  const flush = (end: number, gluedDigits: boolean) => {
+    if (wordStart < 0) return
+    pushLetters(chunk.slice(wordStart, end), offset + wordStart, line, gluedDigits, out)
+    wordStart = -1
+  }
+  while (i < chunk.length) {
+    const c = chunk[i]!
+    // Digits: structural after a keyword or a bank, or when they read as a date, time, account or
+    // an amount; glued to a name they are the name's (`홍길동1234`, `otp8887`, `AZIZ4821`).
+    if (/[\d*#]/u.test(c)) {
+      const pending = wordStart >= 0 ? chunk.slice(wordStart, i) : undefined
+      const numeric = readNumber(chunk, i)
+      // `088-조휘서(`: a bank code glued to a name is the name's.
+      const codeOfName = numeric?.kind === "amount" && /^-[가-힣A-Za-z]/u.test(chunk.slice(i + numeric.text.length))
+      if (numeric !== undefined && !codeOfName && (pending === undefined || structuralAfter(pending, numeric))) {
+        flush(i, true)
+        out.push(numericToken(numeric, span(i, i + numeric.text.length)))
+        i += numeric.text.length
+        continue
+      }
+    }
+    // Arrows and 잔액 end whatever runs into them: 잔액 is never part of a name (`입금.잔액1,000원`).
+    if (wordStart < 0 || /[잔>→=<←-]/u.test(c)) {
+      arrows.lastIndex = i
+      const arrow = arrows.exec(chunk)
+      if (arrow !== null) {
+        flush(i, false)
+        out.push({ ...span(i, i + arrow[0].length), kind: "arrow", left: /[←⬅⇐◀<]/u.test(arrow[0]) })
+        i += arrow[0].length
+        continue
+      }
+      balanceWord.lastIndex = i
+      const balance = balanceWord.exec(chunk)
+      if (balance !== null) {
+        flush(i, false)
+        out.push({ ...span(i, i + balance[0].length), kind: "balanceLabel" })
+        i += balance[0].length
+        continue
+      }
+    }
+    // Separators between fields (`제주:진경훈`, `하나,08/07,`, `|`).
+    if (marks.test(c) && (c !== "," || wordStart < 0 || /\d/u.test(chunk[i + 1] ?? "") || i === chunk.length - 1)) {
+      flush(i, false)
+      out.push({ ...span(i, i + 1), kind: "mark" })
+      i++
+      continue
+    }
+    if (wordStart < 0) wordStart = i
+    i++
+  }
+  flush(chunk.length, false)
+}
+
+interface NumberRead {
+  readonly kind: "date" | "time" | "account" | "amount" | "masked"
+  readonly text: string
+}
+
+const readNumber = (chunk: string, at: number): NumberRead | undefined => {
+  for (const [pattern, kind] of numberPatterns) {
+    pattern.lastIndex = at
+    const m = pattern.exec(chunk)
+    if (m !== null && m[0] !== "") return { kind, text: m[0] }
+  }
+  return undefined
+}
+
+/** Whether digits right after `letters` (no space) are a field of their own rather than part of a name. */
+const structuralAfter = (letters: string, numeric: NumberRead): boolean =>
+  classifyLetters(letters).kind !== "word" || txnTail.test(letters) || numeric.kind !== "amount" || /,\d{3}|원/u.test(numeric.text)
+
+const numericToken = (numeric: NumberRead, span: Span): Token => {
+  switch (numeric.kind) {
+    case "date":
+    case "time":
+    case "account":
+      return { ...span, kind: numeric.kind }
+    case "masked":
+      return { ...span, kind: "amount", value: undefined, won: true }
+    case "amount": {
+      const won = /원/u.test(numeric.text)
+      const value = digitsOf(numeric.text)
+      if (!won && !numeric.text.includes(",")) {
+        // Long runs of digits without separators are account numbers or references.
+        return value.length >= 11 ? { ...span, kind: "account" } : { ...span, kind: "number", value }
+      }
+      return { ...span, kind: "amount", value, won }
+    }
+  }
+}
+
+/** Letters between structural pieces: a keyword read whole, a name with its particle, or a word. */
+const pushLetters = (letters: string, start: number, line: number, gluedDigits: boolean, out: Array<Token>): void => {
+  const span = (from: number, to: number) => ({ text: letters.slice(from, to), start: start + from, end: start + to, line })
+  const read = classifyLetters(letters)
+  if (read.kind !== "word") {
+    out.push(tokenOf(read, span(0, letters.length)))
+    return
+  }
+  // A bank, or a bracketed name, glued to the word after it: `신한은행입금`, `(성시원)입금.`
+  for (const cut of cutsOf(letters)) {
+    const before = classifyLetters(letters.slice(0, cut))
+    const after = classifyLetters(letters.slice(cut))
+    if (after.kind !== "word" && after.kind !== "holder" && (before.kind === "bank" || letters[cut - 1] === ")")) {
+      pushLetters(letters.slice(0, cut), start, line, false, out)
+      out.push(tokenOf(after, span(cut, letters.length)))
+      return
+    }
+  }
+  // A name glued to its transaction word: `송선한전자금융입금100` (digits follow), `과일놀이터체크카드출금`.
+  const tail = gluedDigits ? txnTail.exec(letters) : typedTxnTail.exec(letters)
+  if (tail !== null && tail.index > 0) {
+    pushLetters(letters.slice(0, tail.index), start, line, false, out)
+    out.push(tokenOf(classifyLetters(tail[0]), span(tail.index, letters.length)))
+    return
+  }
+  const named = honorific.exec(letters)
+  if (named !== null && named[1] !== "고객" && !/\*/u.test(named[1]!)) {
+    out.push({ ...span(0, named[1]!.length), kind: "word", role: roleOf(named[2] ?? named[3]) })
+    out.push({ ...span(named[1]!.length, letters.length), kind: "mark" })
+    return
+  }
+  const lone = loneHonorific.exec(letters)
+  // The name it follows: the word before, or the word before its `님` (`홍길동님 앞`).
+  const at = out.at(-1)?.kind === "mark" && out.at(-1)!.text.startsWith("님") ? out.length - 2 : out.length - 1
+  const name = out[at]
+  if (lone !== null && name?.kind === "word" && name.line === line) {
+    out[at] = { ...name, role: lone[2] === undefined ? roleOf(lone[1]) : "to" }
+    out.push({ ...span(0, letters.length), kind: "mark" })
+    return
+  }
+  out.push({ ...span(0, letters.length), kind: "word", role: undefined })
+}
+
+// A bank's full name at the start of a run of letters (`신한은행입금`, `KB입금`); a two-syllable
+// name may start a person's name (제주출금), so it never splits one.
+const bankPrefix = new RegExp(
+  `^(?:${[...bankByAlias.keys()].filter((alias) => !/^[가-힣]{1,2}$/u.test(alias)).sort((a, b) => b.length - a.length).join("|")})`,
+  "iu"
+)
+
+/** Where a run of letters may split in two: after a bank's name at its start, after its last `)`. */
+const cutsOf = (letters: string): ReadonlyArray<number> => {
+  const cuts: Array<number> = []
+  const bank = bankPrefix.exec(letters)
+  if (bank !== null && bank[0].length < letters.length) cuts.push(bank[0].length)
+  const bracket = letters.lastIndexOf(")")
+  if (bracket > 0 && bracket < letters.length - 1) cuts.push(bracket + 1)
+  return cuts
+}
+
+const tokenOf = (read: LettersRead, span: Span): Token => {
+  switch (read.kind) {
+    case "txn":
+      return { ...span, kind: "txn", word: read.word, bracketed: false }
+    case "label":
+      return { ...span, kind: "label", slot: read.slot }
+    case "bank":
+      return { ...span, kind: "bank", bank: read.bank, bracketed: false }
+    case "word":
+      return { ...span, kind: "word", role: undefined }
+    default:
+      return { ...span, kind: read.kind }
+  }
+}
