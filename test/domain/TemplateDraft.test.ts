@@ -32,9 +32,9 @@ describe("draftTemplate", () => {
   it("a name last in the message is read to the end of its line; decimals and brackets in the layout", () => {
     const rule = drafted("[Web발신]\n신한11/23 16:04\n110-496-922482\n입금     70,000.50\n잔액    870,045\n 박서연", "박서연", "70000.50")
     assert.deepInclude(reads(rule, "[Web발신]\n신한01/05 10:00\n110-496-922482\n입금 5,000\n잔액 875,045\n 남궁 민수"), { name: "남궁 민수", amount: "5000" })
-    const paren = drafted("[Web발신]\n[새마을] 12/03 14:22 입금알림\n의뢰인:홍길동 금액:50,000원 (잔고 1,000,000)", "홍길동", "50000")
+    const paren = drafted("[Web발신]\n[새마을] 12/03 14:22 입금\n의뢰인:홍길동 금액:50,000원 (잔고 1,000,000)", "홍길동", "50000")
     assert.include(paren.rule, "\\(잔고")
-    assert.deepInclude(reads(paren, "[새마을] 01/03 08:00 입금알림\n의뢰인:서예정 금액:10원 (잔고 10)"), { name: "서예정", amount: "10" })
+    assert.deepInclude(reads(paren, "[새마을] 01/03 08:00 입금\n의뢰인:서예정 금액:10원 (잔고 10)"), { name: "서예정", amount: "10" })
   })
 
   it("says why no rule can be made: the name or the amount not in the text, or the amount only inside the name", () => {
