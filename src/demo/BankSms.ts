@@ -49,11 +49,11 @@ export const withdrawalSms = (payee: string, amount: number, balance: number, at
 /** A bank whose notices no template reads yet (a person reads them, and can teach recon the layout). */
 export const unreadBank = { sender: "15666000", name: "신협" } as const
 
-/** Two layouts no built-in template reads: the console's parse_failed queue, and what "learn from the person" is for. */
+/** Two layouts neither a built-in template nor the reader reads (the amount alone on its line, two names): the console's parse_failed queue, and what "learn from the person" is for. */
 export const unreadableSms = (layout: 0 | 1, name: string, amount: number, balance: number, at: Date): string =>
   layout === 0
-    ? `[Web발신]\n신협 ${seoulStamp(at)}\n이체입금 / 의뢰인 ${name}\n금액(${grouped(amount)})\n잔고 ${grouped(balance)}`
-    : `[Web발신]\n[신협] ${seoulStamp(at)}\n이체입금\n의뢰인:${name}\n금액:${grouped(amount)}\n잔고:${grouped(balance)}`
+    ? `[Web발신]\n신협 ${seoulStamp(at)}\n이체입금\n의뢰인 ${name} 수취인 한빛상사\n${grouped(amount)}\n잔고 ${grouped(balance)}`
+    : `[Web발신]\n[신협] ${seoulStamp(at)}\n이체입금\n의뢰인:${name} 수취인:한빛상사\n${grouped(amount)}\n잔고:${grouped(balance)}`
 
 /** A bank sender nobody whitelisted: its SMS are held for a check (need_check). */
 export const unknownSender = { sender: "15881111", name: "IBK기업" } as const
