@@ -129,12 +129,13 @@ const nextRetry = (t: Effect.Success<ReturnType<typeof setUp>>, until: number) =
       yield* realWait(20)
     }
     if (target === until) return false
-    // The loop's 5 s tick may have fired just before the retry's time: a kick is the pass at that time.
-    yield* t.worker.kicks.kick("webhook_delivery_loop")
+    // The loop's 5 s tick may have fired just before the retry's time: a kick is the pass at that time
+    // (kicked again while waiting, in case it landed on a pass that had already claimed under load).
     const before = Number(due!.attempts)
-    yield* eventually("the retries recorded", t.query((sql) => sql<{ attempts: bigint }>`SELECT sum(attempts) AS attempts FROM recon.webhook_delivery`).pipe(
+    yield* eventually("the retries recorded", t.worker.kicks.kick("webhook_delivery_loop").pipe(
+      Effect.andThen(t.query((sql) => sql<{ attempts: bigint }>`SELECT sum(attempts) AS attempts FROM recon.webhook_delivery`)),
       Effect.map(([row]) => Number(row!.attempts) >= before + Number(due!.n))
-    ))
+    ), 30_000)
     // The pass each recorded attempt kicks has its claim done before the clock moves again.
     yield* realWait(50)
     return true
