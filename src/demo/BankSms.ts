@@ -24,6 +24,15 @@ export const unknownSender = { sender: "15881111", name: "IBK기업" } as const
 export type Account = Bank | "SHINHYUP" | "IBK"
 export const ACCOUNTS: ReadonlyArray<Account> = ["KB", "NH", "SHINHAN", "SHINHYUP", "IBK"]
 
+/** Who sends each account's notices (one account per sender in the demo). */
+export const accountSender: Record<Account, string> = {
+  KB: banks.KB.sender,
+  NH: banks.NH.sender,
+  SHINHAN: banks.SHINHAN.sender,
+  SHINHYUP: unreadBank.sender,
+  IBK: unknownSender.sender
+}
+
 /** Each account's number as its notices print it (신협's print none: its account is the phone's and the sender's). */
 export const accountShown: Record<Account, string | null> = {
   KB: "834702**717",
@@ -80,6 +89,12 @@ export const unreadableSms = (layout: 0 | 1, name: string, amount: number, balan
 /** A deposit notice from the sender nobody whitelisted. */
 export const unknownSenderSms = (name: string, amount: number, balance: number, at: Date): string =>
   `[Web발신]\n[IBK]${seoulStamp(at)} 입금 ${grouped(amount)}원 ${name} 잔액 ${grouped(balance)}원 ${accountShown.IBK}`
+
+/** The balance a notice of these layouts prints (`잔액`, or 신협's `잔고`), to continue an account from its last notice. */
+export const balanceShown = (text: string): number | undefined => {
+  const printed = [...text.matchAll(/(?:잔액|잔고)[:\s]*(\d[\d,]*)/g)].at(-1)?.[1]
+  return printed === undefined ? undefined : Number(printed.replaceAll(",", ""))
+}
 
 /**
  * Each account's running balance. A transaction moves it whether or not its notice is ever

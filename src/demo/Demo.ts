@@ -25,7 +25,9 @@ import { EVENT_TYPES } from "../domain/Webhooks.ts"
 import {
   type Account,
   ACCOUNTS,
+  accountSender,
   accountShown,
+  balanceShown,
   type Bank,
   banks,
   COMPANY,
@@ -162,17 +164,20 @@ const registerWebhook = (webhook: NonNullable<DemoSettings["webhook"]>) =>
     return secret
   }).pipe(Effect.provide(WebhookStore.layer))
 
-/** Each account's last balance recorded by an earlier run (balance continuity's), so a restart opens no gap; else a random one. */
+/**
+ * Each account continues from the balance its last notice of an earlier run printed (in received
+ * order), so a restart opens no gap; an account with none starts from a random balance.
+ */
 const openingBalances = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const recorded = yield* sql<{ account: string | null; device_id: string | null; sender: string | null; balance: string }>`
-    SELECT account, device_id, sender, last_balance::text AS balance FROM recon.balance_account WHERE last_balance IS NOT NULL`
-  const last = (account: Account) => recorded.find((r) =>
-    accountShown[account] === null ? r.device_id === PHONE && r.sender === normalizePhone(unreadBank.sender) : r.account === accountShown[account])
+  const senders = ACCOUNTS.map((account) => normalizePhone(accountSender[account])!)
+  const latest = yield* sql<{ sender: string; body: string }>`SELECT DISTINCT ON (sender_normalized) sender_normalized AS sender, body
+    FROM recon.shooter_sms WHERE ${sql.in("device_id", [PHONE, SECOND_PHONE])} AND ${sql.in("sender_normalized", senders)}
+    ORDER BY sender_normalized, received_at DESC, id DESC`
   // Balances differ from run to run: the balance is what tells two equal deposits apart (PUSH_PROTOCOL "Duplicates").
-  return Object.fromEntries(ACCOUNTS.map((account) => {
-    const found = last(account)
-    return [account, found === undefined ? 500_000 + Math.floor(Math.random() * 5_000_000) : Number(found.balance)]
+  return Object.fromEntries(ACCOUNTS.map((account, i) => {
+    const last = latest.find((row) => row.sender === senders[i])
+    return [account, (last === undefined ? undefined : balanceShown(last.body)) ?? 500_000 + Math.floor(Math.random() * 5_000_000)]
   })) as Record<Account, number>
 })
 

@@ -1,12 +1,13 @@
 // The demo phone's bank SMS as recon reads them (the built-in templates and reader): every
 // account's notices print a running balance that is read back, so one account's messages, from
 // either phone, form a sequence without a gap; one withheld opens exactly one gap of its amount,
-// and its late arrival closes it. The near misses are read as the payer typed them and suggested
+// and its late arrival closes it; a restart continues from the balance the last notice printed. The near misses are read as the payer typed them and suggested
 // for their request with the reason meant; the 신협 layouts are read by nobody (parse_failed).
 import { assert, describe, it } from "@effect/vitest"
 import {
   type Account,
   accountShown,
+  balanceShown,
   type Bank,
   COMPANY,
   depositSms,
@@ -98,6 +99,14 @@ describe("the demo phone's notices", () => {
     for (const sms of sent.filter((s) => s.account === "SHINHYUP")) {
       const outcome = parseSms({ body: sms.body, sender: sms.sender, receivedAt: sms.at }, templates)
       assert.strictEqual(outcome.status, "parse_failed", sms.body)
+    }
+  })
+
+  it("print the running balance the next run continues from (balanceShown), whatever the layout", () => {
+    const running = { ...OPENING }
+    for (const sms of anHour()) {
+      running[sms.account] += sms.amount
+      assert.strictEqual(balanceShown(sms.body), running[sms.account], sms.body)
     }
   })
 
