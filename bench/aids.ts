@@ -1,7 +1,8 @@
 // Benchmark of the reconciliation aids (figures printed, nothing asserted): balance facts recorded
 // per second in parse_loop's batches of 500, suggestions for one SMS and for a page of 50 among
-// 100,000 pending deposits, and webhook events delivered per second (and from commit to receipt)
-// by webhook_delivery_loop to a local receiver.
+// 100,000 pending deposits (and the console's review page of 50 that carries them), and webhook
+// events delivered per second (and from commit to receipt) by webhook_delivery_loop to a local
+// receiver.
 // node bench/aids.ts — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
 import { Context, Deferred, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -12,6 +13,7 @@ import { join } from "node:path"
 import { Fatal } from "../src/config/Runner.ts"
 import { BalanceStore } from "../src/db/BalanceStore.ts"
 import { pgLayer } from "../src/db/Database.ts"
+import { ReviewStore } from "../src/db/ReviewStore.ts"
 import { SuggestionStore } from "../src/db/SuggestionStore.ts"
 import type { BalanceFact } from "../src/domain/BalanceSequence.ts"
 import { HealthRegistry } from "../src/health/HealthRegistry.ts"
@@ -115,7 +117,20 @@ if (process.env.ONLY_BALANCE === undefined) {
     pages.sort((a, b) => a - b)
     report(`suggestions among 100,000 pending deposits: one SMS p50 ${ms(percentile(one, 50))}, p99 ${ms(percentile(one, 99))} (${ids.length} SMS, ` +
       `${found} suggestions); a page of 50 p50 ${ms(percentile(pages, 50))}, max ${ms(pages[pages.length - 1]!)}`)
-  }).pipe(Effect.provide(SuggestionStore.layer.pipe(Layer.provide(sqlLayer)))))
+    // The console's unmatched queue, a page of 50: candidates, suggestions (searched once) and the players' names.
+    const review = yield* ReviewStore
+    const queue: Array<number> = []
+    for (let round = 0; round < 5; round++) {
+      for (let page = 1; page * 50 <= ids.length; page++) {
+        const started = performance.now()
+        yield* review.queue({ status: "unmatched", page, page_size: 50 })
+        queue.push(performance.now() - started)
+      }
+    }
+    queue.sort((a, b) => a - b)
+    report(`the console's review page of 50 unmatched SMS with their candidates and suggestions: p50 ${ms(percentile(queue, 50))}, ` +
+      `max ${ms(queue[queue.length - 1]!)} (${queue.length} pages)`)
+  }).pipe(Effect.provide(Layer.merge(SuggestionStore.layer, ReviewStore.layer).pipe(Layer.provide(sqlLayer)))))
 }
 
 // Webhooks: events from status changes, delivered to a receiver on loopback that answers 200 at once:

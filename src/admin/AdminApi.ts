@@ -1,7 +1,8 @@
 // The JSON routes of admin_service (DESIGN sections 7 and 11) as a pure HttpApi definition: the
 // sync endpoint for the recon worker, operator sign-in, the operator's top-info and worker
 // health, and the console: the queues and decisions, the search, the audit, the alerts, the
-// templates learnt from a person's reading, and the devices and whitelist passed on to recon.
+// templates learnt from a person's reading, and the devices, the whitelist and the accounts'
+// balance continuity passed on to recon.
 // The websocket, the CSV export and the console's page are plain routes beside it
 // (TopInfoSocket, SmsExport, Console).
 import { Context, Schema } from "effect"
@@ -10,11 +11,12 @@ import { AuditRow, ReviewItemRow, ReviewStatuses } from "../db/ReviewStore.ts"
 import { ConsoleSmsRow } from "../db/SmsSearchStore.ts"
 import { DecimalAmount } from "../domain/Money.ts"
 import { PgIsoTime, PgString } from "../domain/PgValues.ts"
-import { Device, Phone, Registration, Sms, SmsDetail, SmsStatus, Template } from "../domain/Records.ts"
+import { Account, Device, Phone, Registration, Sms, SmsDetail, SmsStatus, Template } from "../domain/Records.ts"
 import { HeartbeatJson } from "../health/Heartbeat.ts"
 import { CallerAuth } from "../http/CallerAuth.ts"
 import { ErrorEnvelopes, errorEnvelope, Ok } from "../http/Envelope.ts"
 import {
+  AccountListFields,
   AddDeviceFields,
   Deleted,
   DeviceListFields,
@@ -244,6 +246,11 @@ export class DevicesGroup extends HttpApiGroup.make("devices").add(
   HttpApiEndpoint.post("deletePhone", "/api/phone/delete", { payload: Schema.Struct({ id: Id }), success: Ok(Deleted), error: ErrorEnvelopes })
 ).middleware(JsonBody).middleware(OperatorAuth) {}
 
+/** Balance continuity, passed on from recon's /accounts/list: each account's last balance and its open gaps. */
+export class AccountsGroup extends HttpApiGroup.make("accounts").add(
+  HttpApiEndpoint.post("list", "/api/accounts/list", { payload: Schema.Struct(AccountListFields), success: Ok(Page(Account)), error: ErrorEnvelopes })
+).middleware(JsonBody).middleware(OperatorAuth) {}
+
 export class AdminApi extends HttpApi.make("admin")
   .add(SyncGroup)
   .add(AuthGroup)
@@ -251,5 +258,6 @@ export class AdminApi extends HttpApi.make("admin")
   .add(ReviewGroup)
   .add(TemplateGroup)
   .add(DevicesGroup)
+  .add(AccountsGroup)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
 {}

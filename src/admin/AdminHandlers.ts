@@ -1,5 +1,5 @@
 // The handlers of the admin API: sync, sign-in, top-info, the worker's health, and the console's
-// queues, decisions, search, audit, alerts, templates, devices and whitelist.
+// queues, decisions, search, audit, alerts, templates, devices and whitelist, and accounts.
 // Admin's HTTP edge: what each error of its services answers lives here (the database's in src/http).
 import { DateTime, Effect, Layer, Option, Schema } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -169,4 +169,10 @@ const devices = HttpApiBuilder.group(AdminApi, "devices", Effect.fn(function*(ha
       answered(recon.call((c) => c.phone.delete({ payload })).pipe(Effect.tap(() => changed("sender removed from the whitelist", payload)), Effect.map(ok))))
 }))
 
-export const adminHandlers = Layer.mergeAll(sync, auth, operator, review, template, devices)
+/** The accounts' balance continuity: recon's answer as it gave it. */
+const accounts = HttpApiBuilder.group(AdminApi, "accounts", Effect.fn(function*(handlers) {
+  const recon = yield* ReconClient
+  return handlers.handle("list", ({ payload }) => answered(Effect.map(recon.call((c) => c.accounts.list({ payload })), ok)))
+}))
+
+export const adminHandlers = Layer.mergeAll(sync, auth, operator, review, template, devices, accounts)

@@ -7,7 +7,7 @@ import { Context, DateTime, Duration, Effect, Layer, Schedule, Schema } from "ef
 import type { SqlError } from "effect/sql"
 import { TelegramClient } from "../clients/TelegramClient.ts"
 import type { AlertChatSettings } from "../config/AppConfig.ts"
-import { AlertStore, type Notice } from "../db/AlertStore.ts"
+import { AlertStore, type Notice, type OpenBalanceGap } from "../db/AlertStore.ts"
 
 export const AlertKind = Schema.Literals(["phone_silent", "review_waiting", "balance_gap"])
 export type AlertKind = typeof AlertKind.Type
@@ -32,11 +32,18 @@ export const NOTIFY_EVERY = Duration.seconds(10)
 
 const minutes = (seconds: number) => seconds < 120 ? `${seconds} s` : `${Math.round(seconds / 60)} min`
 
-/**
- * The sources, one per kind. `balance_gap` joins as one more entry once recon serves
- * `POST /internal/recon/accounts/list` (the reconciliation aids): a source that calls it through
- * ReconClient and makes each open gap an alert (subject the account, since the gap's `since`).
- */
+/** An account as people name it: its bank and digits as shown, else the phone and the sender whose messages it is. */
+export const accountName = (g: Pick<OpenBalanceGap, "account" | "bank" | "device_id" | "sender">): string =>
+  g.account !== null ? [g.bank, g.account].filter((part) => part !== null).join(" ") : `${g.bank === null ? "" : `${g.bank} `}${g.device_id} · ${g.sender}`
+
+const gapDetail = (g: OpenBalanceGap, listed: number) => {
+  const out = g.unexplained.startsWith("-")
+  return `${out ? g.unexplained.slice(1) : g.unexplained} won ${out ? "went out" : "came in"} that no SMS between ` +
+    `#${g.after_sms_id} and #${g.before_sms_id} tells of; an SMS is missing (never arrived, or never read)` +
+    (g.total > listed ? ` (${g.total} gaps are open; the oldest ${listed} are listed)` : "")
+}
+
+/** The sources, one per kind. */
 const sources = (store: AlertStore["Service"], waitAlertS: number): ReadonlyArray<AlertSource> => [
   {
     kind: "phone_silent",
@@ -61,6 +68,13 @@ const sources = (store: AlertStore["Service"], waitAlertS: number): ReadonlyArra
           detail: `SMS #${s.id} (${s.status}${s.amount === null ? "" : `, ${s.amount} won`}${s.payer_name === null ? "" : ` from ${s.payer_name}`}) ` +
             `has waited for a person more than ${minutes(waitAlertS)}` + (s.total > waiting.length ? ` (${s.total} SMS wait that long; the oldest ${waiting.length} are listed)` : "")
         })))
+  },
+  {
+    // Balance continuity (the reconciliation aids): each open gap, read where the worker writes it.
+    kind: "balance_gap",
+    open: () =>
+      Effect.map(store.balanceGaps(), (gaps) =>
+        gaps.map((g): Alert => ({ kind: "balance_gap", subject: accountName(g), since: g.since, detail: gapDetail(g, gaps.length) })))
   }
 ]
 

@@ -3,7 +3,7 @@
 import { Effect, Layer } from "effect"
 import { AdminServerLive } from "../admin/AdminServer.ts"
 import {
-  all, port, readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readTracingSettings, readWalletSettings,
+  all, port, readAdminSettings, readDatabaseUrl, readDemoSettings, readHttpSettings, readLogSettings, readReconSettings, readTracingSettings, readWalletSettings,
   type TracingSettings,
   readWorkerSettings, withDevTokens
 } from "../config/AppConfig.ts"
@@ -65,6 +65,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     wallet: runs("wallet") ? readWalletSettings : Effect.undefined,
     admin: runs("admin") ? Effect.flatMap(local, readAdminSettings) : Effect.undefined,
     databaseUrl: demo ? Effect.undefined : readDatabaseUrl,
+    demo: demo ? readDemoSettings : Effect.undefined,
     // `all` is a developer's machine: loopback; a single service runs in a container: every interface.
     http: readHttpSettings(command === "all" ? "loopback" : "all"),
     tracing: readTracingSettings
@@ -111,7 +112,8 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     announce,
     // Loaded only for the demo: the real services never carry it.
     demo && admin && worker
-      ? Layer.unwrap(Effect.map(Effect.promise(() => import("../demo/Demo.ts")), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port })))
+      ? Layer.unwrap(Effect.map(Effect.promise(() => import("../demo/Demo.ts")), ({ DemoLive }) =>
+        DemoLive({ admin: admin.port, push: worker.port }, settings.demo ?? { webhook: undefined })))
       : Layer.empty
   ).pipe(
     Layer.provide(servers),

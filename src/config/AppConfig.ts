@@ -9,6 +9,7 @@ import { dirname } from "node:path"
 import { isIP } from "node:net"
 import { defaultSignInLimits, type SignInLimitSettings } from "../admin/SignInLimits.ts"
 import { parseAmount } from "../domain/Money.ts"
+import { checkWebhookUrl } from "../domain/Webhooks.ts"
 
 export type Env = Readonly<Record<string, string | undefined>>
 export type Caller = "admin" | "recon"
@@ -430,6 +431,28 @@ export const readAdminSettings = (local?: { readonly reconPort: number; readonly
     review: readReviewSettings,
     alertChat: readAlertChatSettings
   })
+
+/** `all --demo`'s own keys: a webhook of the person trying the demo, to watch the signed events arrive. */
+export interface DemoSettings {
+  readonly webhook: { readonly url: string; readonly secret: Redacted.Redacted<string> | undefined } | undefined
+}
+
+const parseWebhookUrl = (raw: string): Result.Result<string, string> =>
+  Result.mapError(checkWebhookUrl(raw), (refused) => `${refused.detail}, got "${raw}"`)
+
+/** DEMO_WEBHOOK_URL, and DEMO_WEBHOOK_SECRET (16 to 256 characters; the demo makes one when unset). */
+export const readDemoSettings: Settings<DemoSettings> = all({
+  url: read(key("DEMO_WEBHOOK_URL", parseWebhookUrl)),
+  secret: secret("DEMO_WEBHOOK_SECRET")
+}).pipe(Effect.flatMap(({ secret, url }): Settings<DemoSettings> => {
+  if (Option.isSome(secret) && (Redacted.value(secret.value).length < 16 || Redacted.value(secret.value).length > 256)) {
+    return problem("DEMO_WEBHOOK_SECRET: expected 16 to 256 characters (the receiver verifies X-Recon-Signature with it)")
+  }
+  if (Option.isNone(url)) {
+    return Option.isSome(secret) ? problem("DEMO_WEBHOOK_SECRET: set DEMO_WEBHOOK_URL too (where the signed events go)") : Effect.succeed({ webhook: undefined })
+  }
+  return Effect.succeed({ webhook: { url: url.value, secret: Option.getOrUndefined(secret) } })
+}))
 
 /**
  * Dev tokens for `all` when none are configured: made at the first start and kept in `file`

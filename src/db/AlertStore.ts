@@ -1,6 +1,7 @@
 // The queries behind the console's alerts (DESIGN section 11): the conditions read from the
 // state itself (a phone silent past its registration's silence_alert_s, an SMS waiting for a
-// person past SVC_REVIEW_WAIT_ALERT_S), and the notices that make each alert reach the chat once.
+// person past SVC_REVIEW_WAIT_ALERT_S, an open balance gap), and the notices that make each alert
+// reach the chat once.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { SmsStatus } from "../domain/Records.ts"
@@ -29,6 +30,20 @@ export const WaitingSms = Schema.Struct({
   total: DbId
 })
 export type WaitingSms = typeof WaitingSms.Type
+
+/** An open gap in an account's balances (recon.balance_gap, balance continuity): an SMS between the two never arrived or was never read. */
+export const OpenBalanceGap = Schema.Struct({
+  account: Schema.NullOr(Schema.String),
+  bank: Schema.NullOr(Schema.String),
+  device_id: Schema.NullOr(Schema.String),
+  sender: Schema.NullOr(Schema.String),
+  after_sms_id: DbId,
+  before_sms_id: DbId,
+  unexplained: Schema.String,
+  since: DbTime,
+  total: DbId
+})
+export type OpenBalanceGap = typeof OpenBalanceGap.Type
 
 /** One alert as the chat is told about it: (kind, subject, since) is its identity. */
 export interface Notice {
@@ -72,6 +87,17 @@ const make = Effect.gen(function*() {
           WHERE ${sql.in("status", WAITING_STATUSES)} AND received_at + make_interval(secs => ${waitS}) <= ${now}
           ORDER BY received_at, id LIMIT ${MAX_ALERTS_PER_KIND}`,
         decodeRows(WaitingSms)
+      ),
+
+    /** The open balance gaps with their accounts, the oldest first (read where the worker writes them, not through recon's API). */
+    balanceGaps: (): Effect.Effect<ReadonlyArray<OpenBalanceGap>, SqlError.SqlError> =>
+      Effect.flatMap(
+        sql`SELECT a.account, a.bank, a.device_id, a.sender, g.after_sms_id, g.before_sms_id,
+            ${sql.literal(amountText("g.unexplained"))} AS unexplained, g.since, count(*) OVER () AS total
+          FROM recon.balance_gap AS g JOIN recon.balance_account AS a ON a.id = g.account_id
+          WHERE g.closed_at IS NULL
+          ORDER BY g.since, g.id LIMIT ${MAX_ALERTS_PER_KIND}`,
+        decodeRows(OpenBalanceGap)
       ),
 
     /** Records the open alerts not seen before (to be sent once). */

@@ -1,13 +1,16 @@
 // The queries behind the operator's queues and decisions (DESIGN section 11): the queues with
-// their candidate deposits, what the console watches for change, the requests that wait for a
-// second operator, and the audit of every decision. Decisions themselves are recon's
-// (recon.sms_decision, written by /shooter/sms/*); admin keeps only the pending requests.
+// their candidate deposits and the reconciliation aids' suggestions, what the console watches for
+// change, the requests that wait for a second operator, and the audit of every decision. Decisions
+// themselves are recon's (recon.sms_decision, written by /shooter/sms/*); admin keeps only the
+// pending requests.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { DecisionAction, type SmsStatus } from "../domain/Records.ts"
+import { SUGGESTION_REASONS } from "../domain/Suggestions.ts"
 import { amountText, DbId, DbTime, decodeRows } from "./Codecs.ts"
 import type { PageOf, Paging } from "./ReconStore.ts"
 import { ConsoleSmsRow, consoleSmsColumns } from "./SmsSearchStore.ts"
+import { SUGGESTED_STATUSES, SuggestionStore } from "./SuggestionStore.ts"
 
 /** The queues a person owns (DESIGN section 11), in the order the console shows them. */
 export const ReviewStatuses = ["need_check", "manual_review", "unmatched", "parse_failed", "ignored"] as const satisfies ReadonlyArray<SmsStatus>
@@ -29,6 +32,24 @@ export const ReviewCandidate = Schema.Struct({
   same_name: Schema.Boolean
 })
 
+/**
+ * A deposit the reconciliation aids suggest for an unmatched or manual-review SMS (recon's
+ * `match.suggestions`, with the player's name): never approved without a person, and only as any
+ * approval is, to a pending deposit of the SMS's amount.
+ */
+export const ReviewSuggestion = Schema.Struct({
+  deposit_id: Schema.Int,
+  player_id: Schema.Int,
+  player_name: Schema.String,
+  from_bank_owner: Schema.String,
+  amount: Schema.String,
+  reasons: Schema.Array(Schema.Literals(SUGGESTION_REASONS)),
+  score: Schema.Number,
+  /** sum_of_sms: the SMS (this one first) whose amounts add up to the deposit. */
+  sms_ids: Schema.optionalKey(Schema.Array(Schema.Int))
+})
+export type ReviewSuggestion = typeof ReviewSuggestion.Type
+
 export const ApprovalAction = Schema.Literals(["approve", "assign"])
 export type ApprovalAction = typeof ApprovalAction.Type
 
@@ -45,11 +66,13 @@ export const PendingApproval = Schema.Struct({
 })
 export type PendingApproval = typeof PendingApproval.Type
 
-/** An SMS in a queue, with its candidate deposits and the decision awaiting a second approval. */
+/** An SMS in a queue, with its candidate deposits, the suggested ones, and the decision awaiting a second approval. */
 export const ReviewItemRow = Schema.Struct({
   ...ConsoleSmsRow.fields,
   candidates: Schema.Array(ReviewCandidate),
   candidates_total: Schema.Int,
+  /** unmatched and manual_review: up to 5, the likeliest first; `[]` otherwise. */
+  suggestions: Schema.Array(ReviewSuggestion),
   pending_approval: Schema.NullOr(Schema.toType(PendingApproval))
 })
 export type ReviewItemRow = typeof ReviewItemRow.Type
@@ -91,6 +114,7 @@ const PendingRow = Schema.Struct({ sms_id: DbId, ...PendingApproval.fields })
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const suggestionStore = yield* SuggestionStore
 
   const reviewCounts = Effect.map(
     sql<{ status: ReviewStatus; n: bigint }>`SELECT status, count(*) AS n FROM recon.shooter_sms
@@ -114,7 +138,8 @@ const make = Effect.gen(function*() {
      * The SMS awaiting a person, newest first, each with the pending deposits it could be approved
      * to (manual_review: those of the payer's name and amount, the ones matching chose between;
      * unmatched: any of the amount, the payer's name first), at most {@link MAX_CANDIDATES} with
-     * their total, and the decision waiting for a second approval.
+     * their total, the suggestions (searched once for the page), and the decision waiting for a
+     * second approval.
      */
     queue: (p: Paging & { readonly status?: ReviewStatus | null | undefined }): Effect.Effect<ReviewPage, SqlError.SqlError> =>
       Effect.gen(function*() {
@@ -136,12 +161,17 @@ const make = Effect.gen(function*() {
           FROM recon.shooter_sms AS s WHERE ${sql.in("s.id", matchable)}`)
         const pending = sms.length === 0 ? [] : yield* decodeRows(PendingRow)(yield* sql`SELECT sms_id, ${pendingColumns}
           FROM admin.approval_request WHERE state = 'pending' AND ${sql.in("sms_id", sms.map((s) => s.id))}`)
+        const suggested = yield* suggestionStore.forSms(sms.filter((s) => SUGGESTED_STATUSES.includes(s.status)).map((s) => s.id))
+        const playerIds = [...new Set([...suggested.values()].flatMap((list) => list.map((s) => s.player_id)))]
+        const players = new Map(playerIds.length === 0 ? [] : (yield* sql<{ id: bigint; name: string }>`SELECT id, name FROM recon.player
+          WHERE ${sql.in("id", playerIds)}`).map((p) => [Number(p.id), p.name]))
         const bySms = new Map(candidates.map((c) => [c.sms_id, c]))
         const waiting = new Map(pending.map(({ sms_id, ...request }) => [sms_id, request]))
         const items = sms.map((s): ReviewItemRow => ({
           ...s,
           candidates: bySms.get(s.id)?.candidates ?? [],
           candidates_total: bySms.get(s.id)?.total ?? 0,
+          suggestions: (suggested.get(s.id) ?? []).map((x) => ({ ...x, player_name: players.get(x.player_id) ?? "" })),
           pending_approval: waiting.get(s.id) ?? null
         }))
         return { items, total: statuses.reduce((sum: number, status) => sum + counts[status], 0), page, page_size: size, counts }
@@ -244,5 +274,5 @@ const make = Effect.gen(function*() {
 })
 
 export class ReviewStore extends Context.Service<ReviewStore, Effect.Success<typeof make>>()("recon/db/ReviewStore") {
-  static readonly layer = Layer.effect(ReviewStore, make)
+  static readonly layer = Layer.effect(ReviewStore, make).pipe(Layer.provide(SuggestionStore.layer))
 }

@@ -2,24 +2,40 @@
 // with demo players (two of them share a name) and pending deposits, a demo operator, two trusted
 // demo phones with whitelisted bank senders, and a simulated phone that posts one realistic bank
 // SMS a second through the real signed webhook, for as long as it runs: what waits for the
-// operator stays bounded (DEMO_LIMITS) and deposits nobody paid expire. Nothing here approves
-// anything: the worker's loops and the wallet do that, exactly as for a real phone.
-import { Effect, Layer, Schedule } from "effect"
+// operator stays bounded (DEMO_LIMITS), deposits nobody paid expire, near-miss payers leave
+// suggestions, and now and then an SMS is withheld (a gap in its account's balances) until the
+// second phone's gateway re-sends it. With DEMO_WEBHOOK_URL the signed events go to a receiver.
+// Nothing here approves anything: the worker's loops and the wallet do that, exactly as for a
+// real phone.
+import { Effect, Layer, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { hashPassword } from "../admin/Passwords.ts"
+import type { DemoSettings } from "../config/AppConfig.ts"
 import { DEMO_DATA_DIR } from "../db/Database.ts"
+import { make as depositExpiry } from "../db/DepositExpiry.ts"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
+import { WebhookStore } from "../db/WebhookStore.ts"
 import { normalizePhone } from "../domain/Phone.ts"
 import { signSmsGateway, smsForwarderFormBody } from "../domain/PushFormats.ts"
 import { formatForwarderContent } from "../domain/SmsText.ts"
+import { EVENT_TYPES } from "../domain/Webhooks.ts"
 import {
+  type Account,
+  ACCOUNTS,
+  accountSender,
+  accountShown,
+  balanceShown,
   type Bank,
   banks,
+  COMPANY,
   depositSms,
   grouped,
+  Ledger,
+  NEAR_MISSES,
+  nearMiss,
   seoulDateTime,
   unknownSender,
   unknownSenderSms,
@@ -48,12 +64,13 @@ const AMOUNTS = [10_000, 20_000, 30_000, 50_000, 70_000, 100_000, 150_000, 200_0
 
 /**
  * What the simulated phone does on each tick, in turn: mostly deposits that match; now and then a
- * name two players share, money nobody asked for, a withdrawal, the same SMS again, a layout no
- * template reads (parse_failed) and a sender nobody whitelisted (need_check).
+ * name two players share, a payer who missed the name or amount (a suggestion), money nobody
+ * asked for, a withdrawal, the same SMS again, a layout no template reads (parse_failed) and a
+ * sender nobody whitelisted (need_check).
  */
 const SCRIPT = [
-  "match", "match", "collision", "match", "unmatched", "match", "withdrawal", "match", "duplicate", "match",
-  "match", "unreadable", "match", "match", "withdrawal", "match", "unknown_sender", "match", "duplicate", "match"
+  "match", "match", "collision", "near_miss", "match", "unmatched", "match", "withdrawal", "match", "duplicate",
+  "match", "unreadable", "match", "near_miss", "withdrawal", "match", "unknown_sender", "match", "duplicate", "match"
 ] as const
 type Step = (typeof SCRIPT)[number]
 
@@ -63,15 +80,25 @@ type Step = (typeof SCRIPT)[number]
  */
 export const DEMO_LIMITS = {
   manual_review: 3,
-  unmatched: 5,
+  /** Unmatched SMS: near misses (each with a suggestion) up to this… */
+  unmatched: 6,
+  /** …and money nobody asked for only while fewer than this wait. */
+  strangers: 2,
   parse_failed: 3,
   need_check: 2,
   /** Pending deposits: players stop asking past this. */
   pending: 30
 } as const
 
-/** The platform gives up on a deposit nobody paid after this (what SVC_DEPOSIT_TTL_H does for real, sooner). */
+/** The platform gives up on a deposit nobody paid after this (what SVC_DEPOSIT_TTL_H does for real, sooner; the same expiry). */
 export const DEMO_DEPOSIT_TTL = "15 minutes"
+
+/**
+ * Now and then (in ticks, about seconds) the phone never forwards a deposit's SMS: its account's
+ * next balance is unexplained, a gap. The second phone's SMS Gateway app re-sends it later (its
+ * received time kept), which closes the gap; every other one waits 10 minutes.
+ */
+export const WITHHOLD = { first: 45, every: 240, resendAfter: [90, 600] } as const
 
 export interface DemoPorts {
   readonly admin: number
@@ -101,6 +128,8 @@ const seed = Effect.gen(function*() {
         SELECT id, name, (ARRAY[30000, 50000, 100000, 200000, 70000])[row_number() OVER (ORDER BY id) % 5 + 1]
         FROM recon.player WHERE name <> ${SHARED_NAME} ORDER BY id LIMIT 5`
     }
+    // A company whose name banks cut short (added to a demo database made before it).
+    yield* sql`INSERT INTO recon.player (name) SELECT ${COMPANY} WHERE NOT EXISTS (SELECT 1 FROM recon.player WHERE name = ${COMPANY})`
     yield* sql`INSERT INTO admin.operator (account, password_hash) VALUES (${DEMO_OPERATOR}, ${passwordHash})
       ON CONFLICT (account) DO UPDATE SET password_hash = EXCLUDED.password_hash`
     for (const bank of [...Object.values(banks), unreadBank]) {
@@ -124,6 +153,34 @@ const waitFor = (url: string) =>
     Effect.timeout("60 seconds")
   )
 
+/** The demo's webhook (DEMO_WEBHOOK_URL), made afresh each run with all four events; answers its secret. */
+const registerWebhook = (webhook: NonNullable<DemoSettings["webhook"]>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* WebhookStore
+    const secret = webhook.secret === undefined ? randomBytes(24).toString("base64url") : Redacted.value(webhook.secret)
+    yield* sql`DELETE FROM recon.webhook WHERE url = ${webhook.url}`
+    yield* store.add({ url: webhook.url, secret, events: EVENT_TYPES })
+    return secret
+  }).pipe(Effect.provide(WebhookStore.layer))
+
+/**
+ * Each account continues from the balance its last notice of an earlier run printed (in received
+ * order), so a restart opens no gap; an account with none starts from a random balance.
+ */
+const openingBalances = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const senders = ACCOUNTS.map((account) => normalizePhone(accountSender[account])!)
+  const latest = yield* sql<{ sender: string; body: string }>`SELECT DISTINCT ON (sender_normalized) sender_normalized AS sender, body
+    FROM recon.shooter_sms WHERE ${sql.in("device_id", [PHONE, SECOND_PHONE])} AND ${sql.in("sender_normalized", senders)}
+    ORDER BY sender_normalized, received_at DESC, id DESC`
+  // Balances differ from run to run: the balance is what tells two equal deposits apart (PUSH_PROTOCOL "Duplicates").
+  return Object.fromEntries(ACCOUNTS.map((account, i) => {
+    const last = latest.find((row) => row.sender === senders[i])
+    return [account, (last === undefined ? undefined : balanceShown(last.body)) ?? 500_000 + Math.floor(Math.random() * 5_000_000)]
+  })) as Record<Account, number>
+})
+
 /** The simulated phones: each `send` posts one SMS through the webhook as the forwarder app would. */
 const phones = (pushPort: number, secrets: Record<string, string>) => {
   const url = (deviceId: string) => `http://127.0.0.1:${pushPort}/push/${deviceId}`
@@ -142,7 +199,7 @@ const phones = (pushPort: number, secrets: Record<string, string>) => {
         timestamp: at.getTime(),
         secret: secrets[PHONE]
       }), { "content-type": "application/x-www-form-urlencoded" }),
-    /** SMS Gateway for Android's `sms:received` webhook, signed over the raw body and X-Timestamp. */
+    /** SMS Gateway for Android's `sms:received` webhook (received at `at`), signed now over the raw body and X-Timestamp. */
     gateway: (sender: string, text: string, at: Date) => {
       const body = JSON.stringify({
         deviceId: "demo-gateway-device",
@@ -151,7 +208,7 @@ const phones = (pushPort: number, secrets: Record<string, string>) => {
         payload: { messageId: randomUUID(), message: text, phoneNumber: sender, simNumber: 1, receivedAt: at.toISOString() },
         webhookId: "demo-webhook"
       })
-      const timestamp = String(Math.floor(at.getTime() / 1000))
+      const timestamp = String(Math.floor(Date.now() / 1000))
       return post(SECOND_PHONE, body, {
         "content-type": "application/json",
         "x-timestamp": timestamp,
@@ -165,40 +222,43 @@ const phones = (pushPort: number, secrets: Record<string, string>) => {
 const simulate = (pushPort: number, secrets: Record<string, string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const expiry = yield* depositExpiry
     const phone = phones(pushPort, secrets)
-    // Balances differ from run to run: the balance is what tells two equal deposits apart (PUSH_PROTOCOL "Duplicates").
-    const opening = () => 500_000 + Math.floor(Math.random() * 5_000_000)
-    const balances: Record<Bank, number> = { KB: opening(), NH: opening(), SHINHAN: opening() }
-    let otherBalance = opening()
+    const ledger = new Ledger(yield* openingBalances)
     const bankOrder: ReadonlyArray<Bank> = ["KB", "NH", "SHINHAN"]
     let tick = 0
     let last: { readonly sender: string; readonly text: string } | undefined
     /** Deposits this phone has sent the money of (the newest few hundred): each is paid once. */
     const paid: Array<number> = []
+    let nearMisses = 0
+    /** The next deposit that pays a waiting request is withheld (WITHHOLD). */
+    let withholdNext = false
+    let withholds = 0
+    const withheld: Array<{ readonly sender: string; readonly text: string; readonly at: Date; readonly due: number; readonly what: string }> = []
 
     /** Which of the operator's queues (and the pending deposits) are at their limit. */
     const atLimit = Effect.map(
       sql<{ status: string; n: bigint }>`SELECT status, count(*) AS n FROM recon.shooter_sms
         WHERE status IN ('manual_review', 'unmatched', 'parse_failed', 'need_check') GROUP BY status
         UNION ALL SELECT 'pending', count(*) FROM recon.deposit WHERE status = 'pending'`,
-      (rows) => (key: keyof typeof DEMO_LIMITS) => Number(rows.find((r) => r.status === key)?.n ?? 0) >= DEMO_LIMITS[key]
+      (rows) => (key: keyof typeof DEMO_LIMITS) =>
+        Number(rows.find((r) => r.status === (key === "strangers" ? "unmatched" : key))?.n ?? 0) >= DEMO_LIMITS[key]
     )
     const pendingOf = (name: string) =>
       Effect.map(sql<{ amount: string }>`SELECT amount::text AS amount FROM recon.deposit d
         WHERE status = 'pending' AND from_bank_owner = ${name}`, (rows) => new Set(rows.map((r) => Number(r.amount))))
-    /** A player asks to deposit: a pending deposit of an amount they have no other pending deposit of. */
-    const newDeposit = Effect.gen(function*() {
-      const name = pick(PLAYERS)
-      const taken = yield* pendingOf(name)
-      const amount = AMOUNTS.find((a) => !taken.has(a) && Math.random() < 0.5) ?? AMOUNTS.find((a) => !taken.has(a))
-      if (amount === undefined) return
-      yield* sql`INSERT INTO recon.deposit (player_id, from_bank_owner, amount)
-        SELECT id, name, ${amount} FROM recon.player WHERE name = ${name} ORDER BY id LIMIT 1`
-    })
-    /** The platform expires what nobody paid in time (never one being approved). */
-    const expireOld = sql`UPDATE recon.deposit AS d SET status = 'expired', task_status = NULL
-      WHERE d.status = 'pending' AND d.created_at < now() - ${DEMO_DEPOSIT_TTL}::interval
-        AND NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS s WHERE s.status = 'approving' AND s.deposit_id = d.id)`
+    /** A deposit request of `name`, of an amount they have no other pending request of (undefined: every amount is taken). */
+    const ask = (name: string) =>
+      Effect.gen(function*() {
+        const taken = yield* pendingOf(name)
+        const amount = AMOUNTS.find((a) => !taken.has(a) && Math.random() < 0.5) ?? AMOUNTS.find((a) => !taken.has(a))
+        if (amount === undefined) return undefined
+        const [row] = yield* sql<{ id: bigint }>`INSERT INTO recon.deposit (player_id, from_bank_owner, amount)
+          SELECT id, name, ${amount} FROM recon.player WHERE name = ${name} ORDER BY id LIMIT 1 RETURNING id`
+        return row === undefined ? undefined : { id: Number(row.id), name, amount }
+      })
+    /** A player asks to deposit. */
+    const newDeposit = Effect.asVoid(Effect.suspend(() => ask(pick(PLAYERS))))
     /** The oldest deposit still waiting for its money, of a player whose name is theirs alone. */
     const oldestWaiting = Effect.suspend(() =>
       Effect.map(sql<{ id: bigint; name: string; amount: string }>`SELECT d.id, d.from_bank_owner AS name, d.amount::text AS amount
@@ -206,31 +266,53 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
         ${paid.length === 0 ? sql`` : sql`AND NOT ${sql.in("d.id", paid)}`}
         ORDER BY d.created_at, d.id LIMIT 1`, ([row]): Pending | undefined =>
         row === undefined ? undefined : { id: Number(row.id), name: row.name, amount: Number(row.amount) }))
-    /** The next deposit to pay (and so never paid twice), if one waits. */
-    const nextToPay = Effect.tap(oldestWaiting, (waiting) =>
+    /** Marks a deposit as paid by this phone (so never paid twice). */
+    const markPaid = (waiting: Pending | undefined) =>
       Effect.sync(() => {
         if (waiting === undefined) return
         paid.push(waiting.id)
         if (paid.length > 500) paid.shift()
-      }))
+      })
+    /** The next deposit to pay, if one waits. */
+    const nextToPay = Effect.tap(oldestWaiting, markPaid)
 
-    const deposit = (bank: Bank, name: string, amount: number, why: string) =>
+    /**
+     * A deposit notice of `bank`'s account. `pays`: it pays a waiting request, and may be the one
+     * the phone withholds (the balance moves all the same; the gateway re-sends it later).
+     */
+    const deposit = (bank: Bank, name: string, amount: number, why: string, pays = false) =>
       Effect.gen(function*() {
         const at = new Date()
-        balances[bank] += amount
-        const text = depositSms(bank, name, amount, balances[bank], at)
+        const text = depositSms(bank, name, amount, ledger.move(bank, amount), at)
+        const what = `${banks[bank].name} deposit ${name} ${grouped(amount)} won (${why})`
+        if (pays && withholdNext) {
+          withholdNext = false
+          const wait = WITHHOLD.resendAfter[withholds++ % WITHHOLD.resendAfter.length]!
+          withheld.push({ sender: banks[bank].sender, text, at, due: tick + wait, what })
+          return console.log(`demo sms         ${what} never forwarded by ${PHONE}: a gap in ${banks[bank].name} ${accountShown[bank]}'s balances ` +
+            `until ${SECOND_PHONE}'s gateway re-sends it (in about ${Math.round(wait / 60)} min)`)
+        }
         last = { sender: banks[bank].sender, text }
         const answer = yield* phone.forwarder(banks[bank].sender, text, at)
-        console.log(`demo sms         ${banks[bank].name} deposit ${name} ${grouped(amount)} won (${why}) -> ${describe(answer)}`)
+        console.log(`demo sms         ${what} -> ${describe(answer)}`)
       })
 
-    /** Pays the oldest waiting deposit; none waiting, and room in the unmatched queue: money nobody asked for. */
+    /** Pays the oldest waiting deposit; none waiting, and room for it: money nobody asked for. */
     const match = (bank: Bank) =>
       Effect.gen(function*() {
         const waiting = yield* nextToPay
-        if (waiting !== undefined) return yield* deposit(bank, waiting.name, waiting.amount, `pays deposit #${waiting.id}`)
-        if (!(yield* atLimit)("unmatched")) yield* deposit(bank, pick(STRANGERS), pick(AMOUNTS), "no deposit was waiting: unmatched")
+        if (waiting !== undefined) return yield* deposit(bank, waiting.name, waiting.amount, `pays deposit #${waiting.id}`, true)
+        if (!(yield* atLimit)("strangers")) yield* deposit(bank, pick(STRANGERS), pick(AMOUNTS), "no deposit was waiting: unmatched")
       })
+
+    /** The SMS the phone withheld whose time has come, sent by the second phone's gateway with their received time. */
+    const resendDue = Effect.gen(function*() {
+      for (const due of withheld.filter((w) => w.due <= tick)) {
+        withheld.splice(withheld.indexOf(due), 1)
+        const answer = yield* phone.gateway(due.sender, due.text, due.at)
+        console.log(`demo sms         ${SECOND_PHONE}'s gateway re-sends what ${PHONE} withheld: ${due.what} -> ${describe(answer)}`)
+      }
+    })
 
     const step = (what: Step) =>
       Effect.gen(function*() {
@@ -249,14 +331,25 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
               SELECT id, name, ${amount} FROM recon.player WHERE name = ${SHARED_NAME}`
             return yield* deposit(bank, SHARED_NAME, amount, "two players share the name: manual review")
           }
+          case "near_miss": {
+            // A payer who missed their request's name or amount: unmatched, with a suggestion for the person.
+            const kind = NEAR_MISSES[nearMisses % NEAR_MISSES.length]!
+            const waiting = full("unmatched") ? undefined : kind === "truncated"
+              ? (full("pending") ? undefined : yield* Effect.tap(ask(COMPANY), markPaid))
+              : yield* nextToPay
+            if (waiting === undefined) return yield* match(bank)
+            nearMisses += 1
+            const sent = nearMiss(kind, waiting.name, waiting.amount, tick)
+            return yield* deposit(bank, sent.payer, sent.amount,
+              `pays deposit #${waiting.id} of ${waiting.name} ${grouped(waiting.amount)} won, ${kind.replace("_", " ")}: unmatched, with a suggestion`)
+          }
           case "unmatched":
-            if (full("unmatched")) return yield* match(bank)
+            if (full("strangers")) return yield* match(bank)
             return yield* deposit(bank, pick(STRANGERS), pick(AMOUNTS) + 3_000, "nobody asked for it: unmatched")
           case "withdrawal": {
             const at = new Date()
             const amount = pick([8_110, 18_000, 4_500, 12_900])
-            balances.KB -= amount
-            const answer = yield* phone.forwarder(banks.KB.sender, withdrawalSms(pick(PAYEES), amount, balances.KB, at), at)
+            const answer = yield* phone.forwarder(banks.KB.sender, withdrawalSms(pick(PAYEES), amount, ledger.move("KB", -amount), at), at)
             return console.log(`demo sms         KB국민 withdrawal ${grouped(amount)} won (never a deposit: ignored) -> ${describe(answer)}`)
           }
           case "duplicate": {
@@ -268,9 +361,9 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
             const waiting = full("parse_failed") ? undefined : yield* nextToPay
             if (waiting === undefined) return yield* match(bank)
             const at = new Date()
-            otherBalance += waiting.amount
             const layout = tick % (SCRIPT.length * 2) < SCRIPT.length ? 0 : 1
-            const answer = yield* phone.forwarder(unreadBank.sender, unreadableSms(layout, waiting.name, waiting.amount, otherBalance, at), at)
+            const text = unreadableSms(layout, waiting.name, waiting.amount, ledger.move("SHINHYUP", waiting.amount), at)
+            const answer = yield* phone.forwarder(unreadBank.sender, text, at)
             return console.log(`demo sms         ${unreadBank.name} deposit ${waiting.name} ${grouped(waiting.amount)} won in a layout no template reads ` +
               `(parse_failed until a person reads it; pays deposit #${waiting.id}) -> ${describe(answer)}`)
           }
@@ -278,8 +371,8 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
             const waiting = full("need_check") ? undefined : yield* nextToPay
             if (waiting === undefined) return yield* match(bank)
             const at = new Date()
-            otherBalance += waiting.amount
-            const answer = yield* phone.forwarder(unknownSender.sender, unknownSenderSms(waiting.name, waiting.amount, otherBalance, at), at)
+            const text = unknownSenderSms(waiting.name, waiting.amount, ledger.move("IBK", waiting.amount), at)
+            const answer = yield* phone.forwarder(unknownSender.sender, text, at)
             return console.log(`demo sms         ${unknownSender.name} deposit ${waiting.name} ${grouped(waiting.amount)} won from a sender nobody whitelisted ` +
               `(need_check until a person passes it; pays deposit #${waiting.id}) -> ${describe(answer)}`)
           }
@@ -288,11 +381,17 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
 
     const once = Effect.gen(function*() {
       const what = SCRIPT[tick % SCRIPT.length]!
-      if (tick % SCRIPT.length === 0) yield* expireOld
+      if (tick % SCRIPT.length === 0) yield* expiry.expire(DEMO_DEPOSIT_TTL)
+      if (tick >= WITHHOLD.first && (tick - WITHHOLD.first) % WITHHOLD.every === 0) withholdNext = true
+      yield* resendDue
       if ((what === "match" || what === "collision") && !(yield* atLimit)("pending")) yield* newDeposit
       yield* step(what)
-      tick += 1
-    }).pipe(Effect.catchCause((cause) => Effect.logWarning("demo: one simulated SMS failed", cause)))
+    }).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("demo: one simulated SMS failed", cause)),
+      Effect.ensuring(Effect.sync(() => {
+        tick += 1
+      }))
+    )
     // About one a second, not on the beat: phones are not metronomes.
     yield* once.pipe(Effect.repeat(Schedule.spaced("1 second").pipe(Schedule.jittered)))
   })
@@ -301,20 +400,26 @@ const describe = (answer: { readonly http: number; readonly smsId?: number | und
   answer.http !== 200 ? `HTTP ${answer.http}` : `sms ${answer.smsId}${answer.duplicate ? " stored as a duplicate" : ""}`
 
 /** The demo beside the services of `all`: seeds, prints what to open, then runs the phone until stopped. */
-export const DemoLive = (ports: DemoPorts) =>
+export const DemoLive = (ports: DemoPorts, settings: DemoSettings) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const { password, secrets } = yield* seed
+    const webhook = settings.webhook === undefined ? undefined : { url: settings.webhook.url, secret: yield* registerWebhook(settings.webhook) }
     yield* waitFor(`http://127.0.0.1:${ports.push}/health/live`)
     yield* waitFor(`http://127.0.0.1:${ports.admin}/`)
     const signIn = `demo             open http://127.0.0.1:${ports.admin}/ and sign in: account ${DEMO_OPERATOR}  password ${password}`
+    // A secret the demo made is said (the receiver needs it); one the person gave is theirs already.
+    const events = webhook === undefined ? undefined
+      : `demo             signed events (${EVENT_TYPES.join(", ")}) go to ${webhook.url}` +
+        (settings.webhook?.secret === undefined ? `; their secret (DEMO_WEBHOOK_SECRET): ${webhook.secret}` : " (signed with DEMO_WEBHOOK_SECRET)")
     // The password scrolls away with the phone's lines: it is kept in a file (only for this user) and said again.
     mkdirSync(dirname(SIGN_IN_FILE), { recursive: true })
-    writeFileSync(SIGN_IN_FILE, `${signIn.replace(/^demo\s+/, "")}\n`, { mode: 0o600 })
+    writeFileSync(SIGN_IN_FILE, [signIn, ...(events === undefined ? [] : [events])].map((line) => `${line.replace(/^demo\s+/, "")}\n`).join(""), { mode: 0o600 })
     chmodSync(SIGN_IN_FILE, 0o600)
     console.log([
       signIn,
       `demo             ${PHONE} (SmsForwarder) posts a signed bank SMS about every second to http://127.0.0.1:${ports.push}/push/${PHONE};`,
-      `demo             ${SECOND_PHONE} (SMS Gateway) sends duplicates. Data in ${DEMO_DATA_DIR} (not npm start's); Ctrl-C stops the demo.`,
+      `demo             ${SECOND_PHONE} (SMS Gateway) sends duplicates and re-sends what the first withheld. Data in ${DEMO_DATA_DIR} (not npm start's); Ctrl-C stops the demo.`,
+      ...(events === undefined ? [] : [events]),
       `demo             the sign-in is kept in ${SIGN_IN_FILE}, and said again in a few seconds and every 5 minutes.`
     ].join("\n"))
     yield* Effect.forkScoped(simulate(ports.push, secrets))

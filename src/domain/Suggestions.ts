@@ -4,8 +4,10 @@
 // search keys made here, and `suggest` decides what is shown.
 import { BigDecimal, Option } from "effect"
 
-export type NameReason = "name_separators" | "name_prefix" | "name_truncated" | "masked_name"
-export type SuggestionReason = NameReason | "amount_differs" | "sum_of_sms"
+/** Why a deposit is suggested (DESIGN section 11): how the names relate, and how the amounts do. */
+export const SUGGESTION_REASONS = ["name_separators", "name_prefix", "name_truncated", "masked_name", "amount_differs", "sum_of_sms"] as const
+export type SuggestionReason = (typeof SUGGESTION_REASONS)[number]
+export type NameReason = Exclude<SuggestionReason, "amount_differs" | "sum_of_sms">
 
 export interface Suggestion {
   readonly deposit_id: number

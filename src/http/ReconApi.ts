@@ -58,6 +58,7 @@ export const AddDeviceFields = {
   silence_alert_s: opt(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 30 * 86_400 })))
 }
 export const PhoneListFields = { ...Paging, keyword: opt(Text(64)) }
+export const AccountListFields = { ...Paging, has_gaps: opt(Schema.Boolean) }
 export const PhoneAddFields = { phone: NonEmptyText(32), bank: opt(Text(64)), note: opt(Text(500)) }
 export const DeviceListFields = { ...Paging, trusted: opt(Schema.Boolean) }
 export const TrustFields = { id: Id, trusted: opt(Schema.Boolean) }
@@ -147,7 +148,7 @@ export class WebhookGroup extends HttpApiGroup.make("webhook").add(
 ) {}
 
 export class AccountsGroup extends HttpApiGroup.make("accounts").add(
-  post("list", "/accounts/list", { ...Paging, has_gaps: opt(Schema.Boolean) }, Page(Account))
+  post("list", "/accounts/list", AccountListFields, Page(Account))
     .annotate(OpenApi.Description, "Accounts whose messages carry a balance, the latest first, with their open gaps " +
       "(a step of the balances that the messages received do not explain: a message is missing).")
 ) {}

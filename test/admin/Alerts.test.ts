@@ -1,7 +1,8 @@
 // The console's alerts: POST /api/alerts/list derived from the state (a phone silent past its
-// registration's silence_alert_s, an SMS waiting for a person past SVC_REVIEW_WAIT_ALERT_S), each
-// new alert sent to the Telegram chat once (across passes, restarts and admin processes, and after
-// a failed send), and the keys that configure them.
+// registration's silence_alert_s, an SMS waiting for a person past SVC_REVIEW_WAIT_ALERT_S, a gap
+// in an account's balances), each new alert sent to the Telegram chat once (across passes,
+// restarts and admin processes, and after a failed send), and the keys that configure them; the
+// accounts' balance continuity passed on from recon.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Result, Scope } from "effect"
 import { FetchHttpClient } from "effect/http"
@@ -9,7 +10,9 @@ import { Alerts, notifyOnce } from "../../src/admin/Alerts.ts"
 import { TelegramClient } from "../../src/clients/TelegramClient.ts"
 import { fromEnv, readAdminSettings } from "../../src/config/AppConfig.ts"
 import { AlertStore } from "../../src/db/AlertStore.ts"
-import { layerFor } from "../support/database.ts"
+import { BalanceStore } from "../../src/db/BalanceStore.ts"
+import type { BalanceFact } from "../../src/domain/BalanceSequence.ts"
+import { layerFor, runSql } from "../support/database.ts"
 import { apiError, type FakeTelegram, fakeTelegram, TOKEN } from "../support/fakeTelegram.ts"
 import type { Running } from "../support/recon.ts"
 import { adminEnv, consoleBed, request, sql, startAdmin } from "./support.ts"
@@ -173,6 +176,62 @@ describe("alerts sent to the chat", () => {
     } finally {
       await notifying.close()
     }
+  })
+})
+
+/** A KB국민 SMS of the account and its balance fact, as parse_loop will hand it to BalanceStore. */
+const kbFact = async (direction: "in" | "out", amount: number, balance: number, receivedAt: Date, account = "834702**717"): Promise<BalanceFact> => {
+  const id = await addSms("kb-phone", direction === "in" ? "approved" : "ignored", receivedAt)
+  return {
+    smsId: id, receivedAt, deviceId: "kb-phone", sender: "16449999", bank: "KB국민", account,
+    direction, amount: String(amount), balance: String(balance)
+  }
+}
+const record = (facts: ReadonlyArray<BalanceFact>) => runSql(db, Effect.flatMap(BalanceStore.make, (store) => store.record(facts)))
+
+describe("balance gaps", () => {
+  it("an SMS missing from an account's balances is an alert at once, sent to the chat once, gone when the SMS arrives", async () => {
+    const first = await kbFact("in", 50_000, 1_050_000, minutesAgo(6))
+    // The phone never forwarded this one (yet): the next balance is 30,000 more than the SMS say.
+    const withheld = await kbFact("in", 30_000, 1_080_000, minutesAgo(4))
+    const next = await kbFact("out", 8_110, 1_071_890, minutesAgo(2))
+    await record([first, next])
+
+    const gaps = (await alerts()).filter((a) => a.kind === "balance_gap")
+    assert.deepStrictEqual(gaps.map((a) => [a.subject, a.detail]), [[
+      "KB국민 834702**717",
+      `30000 won came in that no SMS between #${first.smsId} and #${next.smsId} tells of; an SMS is missing (never arrived, or never read)`
+    ]])
+    assert.isAtMost(Date.parse(gaps[0]!.since), Date.now())
+
+    const before = telegram.sent.length
+    await pass()
+    await pass()
+    const told = telegram.sent.slice(before).filter((m) => m.text.includes("834702**717"))
+    assert.strictEqual(told.length, 1)
+    assert.include(told[0]!.text, "• 잔액 불일치 (balance gap) KB국민 834702**717: 30000 won came in")
+
+    // The console's accounts view: recon's /accounts/list, passed on.
+    const accounts = await request(admin.url, "/api/accounts/list", { token, body: { has_gaps: true } })
+    assert.strictEqual(accounts.http, 200, JSON.stringify(accounts.body))
+    assert.deepStrictEqual(accounts.body.data.items.map((a: any) => [a.bank, a.account, a.last_balance, a.gaps.map((g: any) => [g.after_sms_id, g.before_sms_id, g.unexplained])]), [
+      ["KB국민", "834702**717", "1071890", [[first.smsId, next.smsId, "30000"]]]
+    ])
+    assert.strictEqual((await request(admin.url, "/api/accounts/list", { token, body: { has_gaps: "yes" } })).http, 400)
+    assert.strictEqual((await request(admin.url, "/api/accounts/list", { body: {} })).http, 401)
+
+    // The gateway re-sends it: the gap closes, and so does the alert.
+    await record([withheld])
+    assert.deepStrictEqual((await alerts()).filter((a) => a.kind === "balance_gap"), [])
+    assert.deepStrictEqual((await request(admin.url, "/api/accounts/list", { token, body: { has_gaps: true } })).body.data.items, [])
+  })
+
+  it("money that left unseen says so", async () => {
+    const first = await kbFact("in", 10_000, 2_010_000, minutesAgo(3), "834702**999")
+    const next = await kbFact("in", 20_000, 2_000_000, minutesAgo(1), "834702**999")
+    await record([first, next])
+    const gap = (await alerts()).find((a) => a.kind === "balance_gap")
+    assert.include(gap?.detail, `30000 won went out that no SMS between #${first.smsId} and #${next.smsId} tells of`)
   })
 })
 

@@ -1,9 +1,11 @@
 // The operator's console in Debian's Chromium (playwright-core; skipped, and saying so, when the
 // browser is absent): sign in, the counters live, the queues; approve after a confirmation that
-// shows player, amount and deposit; a second approval by another operator; assign a parse_failed
-// SMS and learn a template from it; search, filter and the CSV; the audit showing every decision;
-// an alert when a phone goes silent; English; a 390 px phone. With UPDATE_SCREENSHOTS=1 it writes
-// the README's screenshots to docs/ (otherwise to a temporary directory).
+// shows player, amount and deposit; a second approval by another operator; the suggestions of an
+// unmatched SMS, one approved through the same confirmation; assign a parse_failed SMS and learn a
+// template from it; search, filter and the CSV; the audit showing every decision; an alert when a
+// phone goes silent, and when an account's balances show a missing SMS, with the balances view;
+// English; a 390 px phone. With UPDATE_SCREENSHOTS=1 it writes the README's screenshots to docs/
+// (otherwise to a temporary directory).
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs"
@@ -11,7 +13,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
-import { createMigratedDatabase } from "../support/database.ts"
+import { BalanceStore } from "../../src/db/BalanceStore.ts"
+import type { BalanceFact } from "../../src/domain/BalanceSequence.ts"
+import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
 import { addSms, adminEnv, allLoops, createOperator, fakeWorker, PASSWORD, setDeposits, sql, startAdmin, sync } from "./support.ts"
 
@@ -274,6 +278,49 @@ describe("the console in Chromium", () => {
     assert.deepStrictEqual([...grace.problems, ...ada.problems], [])
   })
 
+  it.skipIf(!hasChromium)("shows an unmatched SMS's suggestions apart from its candidates; one of the amount is approved through the same confirmation, another says what to do", async () => {
+    const prefixed = await pendingDeposit("박석호", "61170", null)
+    const separated = await pendingDeposit("이서연", "62340", null)
+    const code = await reviewSms("unmatched", KB("coin1147 박석호", "61,170"), "coin1147 박석호", "61170")
+    const dotted = await reviewSms("unmatched", KB("이.서연", "62,840"), "이.서연", "62840")
+    const { page, problems } = await newPage()
+    await signIn(page, admin.url)
+    await page.getByTestId("tab-unmatched").click()
+    await page.getByTestId(`review-${code}`).waitFor({ timeout: 8_000 })
+    const suggestion = page.getByTestId(`suggestion-${code}-${prefixed.deposit}`)
+    assert.include(await suggestion.textContent(), `#${prefixed.deposit} 박석호 (회원 ${prefixed.player}) · 61,170원`)
+    assert.strictEqual(await suggestion.locator("[data-field=why]").textContent(), "이름 앞뒤에 은행·코드가 붙음 · 일치도 85%")
+    assert.include(await page.getByTestId(`suggestions-${code}`).textContent(), "자동으로 승인되지 않은")
+    // The same deposit among the candidates (any pending deposit of the amount) is marked, not doubled.
+    await page.getByTestId(`candidate-suggested-${code}-${prefixed.deposit}`).waitFor()
+    // Another amount: nothing to choose, and what to do instead.
+    const other = page.getByTestId(`suggestion-${dotted}-${separated.deposit}`)
+    assert.strictEqual(await other.getAttribute("data-approvable"), "false")
+    assert.strictEqual(await other.locator("input").count(), 0)
+    assert.strictEqual(await other.locator("[data-field=why]").textContent(), "이름 속 구분 기호 (. _ · -) · 금액이 다름 · 일치도 62%")
+    assert.match(await other.locator("[data-field=advice]").textContent() ?? "", /^금액이 달라 이대로는 승인할 수 없습니다 \(받은 돈 62,840원, 요청 62,340원\)/)
+    assert.strictEqual(await page.getByTestId(`approve-${dotted}`).count(), 0)
+    await shot(page, "console-suggestions.png")
+
+    // Chosen, the suggestion goes through the confirmation of any approval, which says what it is.
+    assert.isTrue(await page.getByTestId(`approve-${code}`).isDisabled())
+    await page.getByTestId(`suggestion-pick-${code}-${prefixed.deposit}`).check()
+    await page.getByTestId(`approve-${code}`).click()
+    const facts = await page.getByTestId("confirm-facts").textContent()
+    assert.include(facts, `박석호 (회원 ${prefixed.player})`)
+    assert.include(facts, `#${prefixed.deposit}`)
+    assert.include(facts, "이름 앞뒤에 은행·코드가 붙음 · 일치도 85%")
+    assert.include(await textOf(page, "confirm-note"), "입금자명이 정확히 같지 않습니다 (SMS: coin1147 박석호, 요청: 박석호)")
+    await page.getByTestId("confirm-cancel").click()
+    assert.strictEqual(await statusOf(code), "unmatched")
+    await page.getByTestId(`approve-${code}`).click()
+    await page.getByTestId("confirm-ok").click()
+    await shows(page, "outcome", `SMS #${code}: 승인 → 승인 처리 중`)
+    const [decision] = await query((sql) => sql<{ operator: string; deposit_id: bigint }>`SELECT operator, deposit_id FROM recon.sms_decision WHERE sms_id = ${code}`)
+    assert.deepStrictEqual([decision?.operator, Number(decision?.deposit_id)], ["grace", prefixed.deposit])
+    assert.deepStrictEqual(problems, [])
+  })
+
   it.skipIf(!hasChromium)("assigns a parse_failed SMS read by eye, then saves a template made from it that reads the sender's others", async () => {
     await query((sql) => sql`INSERT INTO recon.shooter_phone (phone, bank) VALUES ('15666000', '신협') ON CONFLICT (phone) DO NOTHING`)
     const reason = { kind: "deposit", reason: "a deposit that no template reads (no payer name and amount extracted)" }
@@ -400,6 +447,51 @@ describe("the console in Chromium", () => {
     assert.deepStrictEqual(problems, [])
   })
 
+  it.skipIf(!hasChromium)("an SMS missing from an account's balances is an alert; the balances view shows the account, the gap and its SMS", async () => {
+    const NH = (name: string, amount: string, balance: string, at: string) => `[Web발신]\n농협 입금${amount}원\n${at} 352-****-4273-63 ${name} 잔액${balance}원`
+    /** An SMS of the account and its balance fact, as parse_loop will hand it to BalanceStore. */
+    const arrived = async (name: string, amount: number, balance: number, minutesAgo: number): Promise<BalanceFact> => {
+      const stamp = `11/25 21:${String(60 - minutesAgo).padStart(2, "0")}`
+      const smsId = await reviewSms("approved", NH(name, amount.toLocaleString("en"), balance.toLocaleString("en"), stamp), name, String(amount))
+      return {
+        smsId, receivedAt: new Date(Date.now() - minutesAgo * 60_000), deviceId: "demo-phone", sender: "15882100", bank: "NH농협",
+        account: "352-****-4273-63", direction: "in", amount: String(amount), balance: String(balance)
+      }
+    }
+    const record = (facts: ReadonlyArray<BalanceFact>) => runSql(db, Effect.flatMap(BalanceStore.make, (store) => store.record(facts)))
+    const first = await arrived("정도현", 50_000, 3_050_000, 8)
+    const withheld = await arrived("윤서아", 30_000, 3_080_000, 5)
+    const next = await arrived("강하은", 20_000, 3_100_000, 2)
+    await record([first, next])
+
+    const { page, problems } = await newPage()
+    await signIn(page, admin.url)
+    await shows(page, "alerts-summary", /^알림 \d+건: .*잔액 불일치 1/)
+    await page.getByTestId("alerts-toggle").click()
+    const alert = page.getByTestId("alert-balance_gap-NH농협 352-****-4273-63")
+    assert.include(await alert.textContent(), `30000 won came in that no SMS between #${first.smsId} and #${next.smsId} tells of`)
+    await alert.getByRole("button").click()
+    await page.getByTestId("view-accounts").waitFor({ state: "visible" })
+    assert.isTrue(await page.getByTestId("accounts-gaps").isChecked())
+    const gap = page.getByTestId(`gap-${first.smsId}-${next.smsId}`)
+    await gap.waitFor({ timeout: 5_000 })
+    assert.match(await gap.textContent() ?? "", new RegExp(`^SMS 없이 30,000원 들어옴 · SMS #${first.smsId} → #${next.smsId} · .+부터$`))
+    const row = page.locator("[data-testid^=account-]").filter({ has: gap })
+    assert.include(await row.textContent(), "NH농협 352-****-4273-63")
+    assert.include(await row.textContent(), "3,100,000원")
+    await shot(page, "console-balances.png")
+    await gap.getByRole("button", { name: `#${first.smsId}` }).click()
+    await shows(page, "detail-title", `SMS #${first.smsId}`)
+    await page.keyboard.press("Escape")
+
+    // The gateway re-sends the missing SMS: the gap closes.
+    await record([withheld])
+    await page.getByTestId("accounts-gaps").uncheck()
+    await page.getByTestId("accounts-gaps").check()
+    await page.getByTestId("accounts-empty").waitFor({ state: "visible", timeout: 5_000 })
+    assert.deepStrictEqual(problems, [])
+  })
+
   it.skipIf(!hasChromium)("speaks English with ?lang=en", async () => {
     const { page } = await newPage()
     await page.goto(`${admin.url}/?lang=en`)
@@ -412,6 +504,7 @@ describe("the console in Chromium", () => {
     await shows(page, "ws-state", "live")
     assert.include(await page.getByTestId("counter-manual_review_cnt").textContent(), "Deposit requests held for review")
     assert.match(await page.getByTestId("tab-manual_review").textContent() ?? "", /^Manual review\d+$/)
+    assert.strictEqual(await textOf(page, "nav-accounts"), "Balances")
     await page.getByTestId("nav-search").click()
     await page.getByTestId("search-q").fill("김민준")
     await page.getByTestId("search-submit").click()
@@ -434,7 +527,7 @@ describe("the console in Chromium", () => {
       const { document, window } = globalThis as any
       return { page: document.documentElement.scrollWidth, body: document.body.scrollWidth, viewport: window.innerWidth }
     })
-    for (const view of ["queue", "search", "audit", "devices", "worker"]) {
+    for (const view of ["queue", "search", "audit", "accounts", "devices", "worker"]) {
       await page.getByTestId(`nav-${view}`).click()
       await page.waitForTimeout(400)
       const w = await widths()

@@ -124,6 +124,47 @@ describe("review list", () => {
     assert.isAtLeast(ig.counts.parse_failed, 1)
   })
 
+  it("shows the suggestions of unmatched and manual-review items (recon's match.suggestions, with the player's name)", async () => {
+    const prefixed = await addDeposit("박석호", "박석호", "61170")
+    const separated = await addDeposit("이서연", "이서연", "62340")
+    const twins = [await addDeposit("한결희", "한결희", "63510", 6), await addDeposit("한결희", "한결희", "63510", 6)]
+    const other = await addDeposit("한결희망", "한결희망", "63510")
+    const code = await addSms("unmatched", "coin1147 박석호", "61170")
+    const dotted = await addSms("unmatched", "이.서연", "62840")
+    const stranger = await addSms("unmatched", "오태양", "61170")
+    const review = await addSms("manual_review", "한결희", "63510")
+    const held = await addSms("need_check")
+
+    const items: Array<any> = (await list({ page_size: 100 })).body.data.items
+    const item = (id: number) => items.find((i) => i.id === id)
+    assert.deepStrictEqual(item(code).suggestions, [{
+      deposit_id: prefixed.deposit, player_id: prefixed.player, player_name: "박석호", from_bank_owner: "박석호", amount: "61170",
+      reasons: ["name_prefix"], score: 0.85
+    }])
+    // The same deposit is also a candidate (any pending deposit of the amount): the console marks it.
+    assert.include(item(code).candidates.map((c: any) => c.deposit_id), prefixed.deposit)
+    assert.deepStrictEqual(item(dotted).suggestions.map((s: any) => [s.deposit_id, s.amount, s.reasons]), [
+      [separated.deposit, "62340", ["name_separators", "amount_differs"]]
+    ])
+    assert.deepStrictEqual(item(dotted).candidates, [])
+    assert.deepStrictEqual(item(stranger).suggestions, [])
+    // manual_review: the two of the name are candidates (exact: never a suggestion); a longer name the bank may have cut is one.
+    assert.sameMembers(item(review).candidates.map((c: any) => c.deposit_id), twins.map((t) => t.deposit))
+    assert.deepStrictEqual(item(review).suggestions.map((s: any) => [s.deposit_id, s.player_name, s.reasons, s.score]), [
+      [other.deposit, "한결희망", ["name_truncated"], 0.76]
+    ])
+    assert.deepStrictEqual(item(held).suggestions, [])
+    // What sms/get says, with the player's name beside it.
+    const detail = (await request(admin.url, "/api/sms/get", { token, body: { id: code } })).body.data
+    assert.deepStrictEqual(detail.match.suggestions.map((s: any) => s.deposit_id), [prefixed.deposit])
+
+    // A suggestion of the SMS's amount is approved as any candidate is, by a person; one of another amount is refused.
+    const differs = await resolve({ sms_id: dotted, action: "approve", deposit_id: separated.deposit })
+    assert.strictEqual(differs.http, 409, JSON.stringify(differs.body))
+    const approved = await resolve({ sms_id: review, action: "approve", deposit_id: other.deposit })
+    assert.deepInclude(approved.body.data, { status: "approving", deposit_id: other.deposit })
+  })
+
   it("needs the operator's session before anything else, and JSON", async () => {
     const none = await request(admin.url, "/api/review/list", { body: {} })
     assert.deepStrictEqual([none.http, none.body.msg], [401, "unauthorized"])

@@ -3,10 +3,14 @@
 // phones post signed bank SMS through the real webhook, the worker and the wallet approve the
 // deposits that match, an ambiguous one waits in manual review and the operator resolves it over
 // the API; now and then an SMS no template reads and one from a sender nobody whitelisted wait for
-// a person; the sign-in is kept in a file and said again; SIGINT stops it with exit 0.
+// a person, and a payer who missed their request's name or amount leaves an unmatched SMS with a
+// suggestion; with DEMO_WEBHOOK_URL a local receiver gets the signed events; the sign-in is kept
+// in a file and said again; SIGINT stops it with exit 0.
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
+import { createHmac, timingSafeEqual } from "node:crypto"
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -49,7 +53,7 @@ interface Demo {
 }
 
 /** Starts the demo in `dir` and waits until it prints what to open (the database initialised, the seed done). */
-const startDemo = async (): Promise<Demo> => {
+const startDemo = async (extraEnv: Record<string, string> = {}): Promise<Demo> => {
   const [recon, push, admin, wallet] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
   const child = spawn(process.execPath, [MAIN, "all", "--demo"], {
     cwd: dir,
@@ -62,7 +66,8 @@ const startDemo = async (): Promise<Demo> => {
       SVC_WORKER_HEARTBEAT_FILE: join(dir, "worker.heartbeat"),
       LOG_LEVEL: "warn",
       // The demo never uses a configured database: it has its own.
-      DATABASE_URL: "postgres://nobody:nothing@127.0.0.1:1/not-the-demo"
+      DATABASE_URL: "postgres://nobody:nothing@127.0.0.1:1/not-the-demo",
+      ...extraEnv
     },
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -109,6 +114,40 @@ const clients = async (demo: Demo) => {
   return { reconApi, adminApi, total }
 }
 
+interface Delivery {
+  readonly eventId: string | undefined
+  readonly signature: string | undefined
+  readonly raw: Buffer
+}
+
+/** A merchant's receiver on loopback: keeps every delivery as it arrived, answers 204. */
+const receiver = () =>
+  new Promise<{ url: string; deliveries: Array<Delivery>; close: () => void }>((resolve) => {
+    const deliveries: Array<Delivery> = []
+    const server = createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (chunk: Buffer) => chunks.push(chunk))
+      req.on("end", () => {
+        deliveries.push({ eventId: req.headers["x-recon-event-id"] as string | undefined, signature: req.headers["x-recon-signature"] as string | undefined, raw: Buffer.concat(chunks) })
+        res.writeHead(204).end()
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      resolve({ url: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/hooks/recon`, deliveries, close: () => server.close() })
+    })
+  })
+
+/** The README's receiver check: HMAC-SHA256(secret, t + "." + raw body), in constant time, within 5 minutes. */
+const verifyRecon = (secret: string, header: string | undefined, rawBody: Buffer, toleranceSeconds = 300) => {
+  const parts = Object.fromEntries(String(header ?? "").split(",").map((p) => p.split("=", 2)))
+  const t = Number(parts.t)
+  if (!Number.isInteger(t) || Math.abs(Date.now() / 1000 - t) > toleranceSeconds) return false
+  const expected = createHmac("sha256", secret).update(`${parts.t}.`).update(rawBody).digest()
+  const given = Buffer.from(parts.v1 ?? "", "hex")
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
 describe("npm run demo (all --demo)", () => {
   it("starts on its own database in ./.data/demo, prints the operator, takes the phones' signed SMS, stops on SIGINT", async () => {
     const demo = await startDemo()
@@ -131,6 +170,7 @@ describe("npm run demo (all --demo)", () => {
       assert.isAtLeast(await within(20_000, () => total("need_check"), (n) => n >= 1), 1, demo.output().slice(-3000))
       const queues = (await adminApi("/api/review/list", {})).body.data.counts
       assert.isAtMost(queues.manual_review, DEMO_LIMITS.manual_review)
+      assert.isAtMost(queues.unmatched, DEMO_LIMITS.unmatched)
       assert.isAtMost(queues.parse_failed, DEMO_LIMITS.parse_failed)
       assert.isAtMost(queues.need_check, DEMO_LIMITS.need_check)
       // The printed operator is signed in; nobody else is.
@@ -142,9 +182,13 @@ describe("npm run demo (all --demo)", () => {
     }
   }, 180_000)
 
-  it("approves matching deposits within 30 s, holds a name collision for the operator, who resolves it over the API", async () => {
-    const demo = await startDemo()
+  it("approves matching deposits within 30 s, holds a name collision for the operator, who resolves it over the API; suggests; signs its events", async () => {
+    const hook = await receiver()
+    const secret = "demo-receiver-secret-0123456789"
+    const demo = await startDemo({ DEMO_WEBHOOK_URL: hook.url, DEMO_WEBHOOK_SECRET: secret })
     try {
+      assert.include(demo.output(), `signed events (deposit.approved, sms.manual_review, sms.rejected, balance.gap) go to ${hook.url} (signed with DEMO_WEBHOOK_SECRET)`)
+      assert.notInclude(demo.output(), secret)
       const { adminApi, reconApi, total } = await clients(demo)
       const left = () => Math.max(0, 30_000 - (Date.now() - demo.startedAt))
       const approved = await within(left(), () => total("approved"), (n) => n >= 1)
@@ -162,11 +206,45 @@ describe("npm run demo (all --demo)", () => {
         (sms) => sms.status === "approved")
       assert.strictEqual(final.status, "approved")
       assert.strictEqual(final.match.decisions[0].operator, demo.account)
+
+      // A payer who missed their request's name or amount: an unmatched SMS with a suggestion.
+      const suggested = await within(30_000, () => adminApi("/api/review/list", { status: "unmatched", page_size: 50 }),
+        (answer) => answer.body.data?.items?.some((i: any) => i.suggestions.length > 0))
+      const near = suggested.body.data.items.find((i: any) => i.suggestions.length > 0)
+      assert.isDefined(near, `no unmatched SMS with a suggestion; statuses seen: ${await statuses(reconApi)}\n${demo.output().slice(-3000)}`)
+      assert.isAtLeast(near.suggestions[0].reasons.length, 1)
+
+      // The receiver got the events, each signed with the secret and carrying its id.
+      const approvedEvent = () => hook.deliveries.find((d) => JSON.parse(d.raw.toString("utf8")).type === "deposit.approved")
+      await within(15_000, async () => approvedEvent(), (d) => d !== undefined)
+      assert.isAtLeast(hook.deliveries.length, 1, demo.output().slice(-3000))
+      for (const delivery of hook.deliveries) {
+        const event = JSON.parse(delivery.raw.toString("utf8"))
+        assert.isTrue(verifyRecon(secret, delivery.signature, delivery.raw), delivery.signature)
+        assert.isFalse(verifyRecon("another-secret-0123456789", delivery.signature, delivery.raw))
+        assert.strictEqual(delivery.eventId, String(event.id))
+        assert.include(["deposit.approved", "sms.manual_review", "sms.rejected", "balance.gap"], event.type)
+      }
+      assert.containsAllKeys(JSON.parse(approvedEvent()!.raw.toString("utf8")).data, ["deposit_id", "player_id", "amount", "sms_id", "approved_at"])
       assert.strictEqual(await demo.interrupt(), 0, demo.output().slice(-3000))
     } finally {
       await demo.kill()
+      hook.close()
     }
   }, 180_000)
+
+  it("refuses a webhook secret too short, one line, exit 2", async () => {
+    const child = spawn(process.execPath, [MAIN, "all", "--demo"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", DEMO_WEBHOOK_URL: "http://127.0.0.1:9/hooks", DEMO_WEBHOOK_SECRET: "short" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stderr.on("data", (chunk) => (output += chunk))
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve))
+    assert.strictEqual(code, 2)
+    assert.strictEqual(output, "config: DEMO_WEBHOOK_SECRET: expected 16 to 256 characters (the receiver verifies X-Recon-Signature with it)\n")
+  })
 })
 
 const statuses = async (reconApi: (path: string, body: unknown) => Promise<{ body: any }>) => {

@@ -1,7 +1,8 @@
 // @ts-check
 // The operator console's entry: sign-in and the sliding session, the live counters and queues
 // over /ws/top-info?with=activity, the alerts banner, the views (queues, search, decisions,
-// devices, worker) by the URL's hash, and the worker's loops.
+// balances, devices, worker) by the URL's hash, and the worker's loops.
+import { loadAccounts, setupAccounts, showGaps } from "./accounts.js"
 import { accountOf, api, detailOf, session, setToken } from "./api.js"
 import { loadAudit, setupAudit } from "./audit.js"
 import { loadDevices, setupDevices } from "./devices.js"
@@ -139,12 +140,16 @@ const loadWorker = async () => {
   }
 }
 
+/** Where an alert's "show" leads: the SMS waiting, or the accounts with gaps. @param {any} alert */
+const showOf = (alert) =>
+  alert.kind === "review_waiting" ? () => searchFor(alert.subject.replace(/^sms:/, "#")) : alert.kind === "balance_gap" ? showGaps : null
+
 /** @param {any} alert */
 const alertLine = (alert) => {
-  const link = alert.kind === "review_waiting" ? alert.subject.replace(/^sms:/, "#") : null
+  const show = showOf(alert)
   return el("li", { "data-testid": `alert-${alert.kind}-${alert.subject}`, "data-kind": alert.kind },
     el("strong", null, t(`k_${alert.kind}`)), ` · ${alert.subject} · `, alert.detail, ` (${t("alertSince", { since: time(alert.since, { short: true }) })})`,
-    link === null ? null : el("span", null, " ", el("button", { type: "button", class: "link", onclick: () => searchFor(link) }, t("show"))))
+    show === null ? null : el("span", null, " ", el("button", { type: "button", class: "link", onclick: show }, t("show"))))
 }
 
 const loadAlerts = async () => {
@@ -164,13 +169,15 @@ const loadAlerts = async () => {
   }
 }
 
-/** The view the hash names: queue (default), search, audit, devices, worker. */
+const VIEWS = ["queue", "search", "audit", "accounts", "devices", "worker"]
+
+/** The view the hash names: queue (default), search, audit, accounts, devices, worker. */
 const currentView = () => (location.hash.replace(/^#/, "").split("/")[0] || "queue")
 
 const route = () => {
   const [view = "queue", sub] = location.hash.replace(/^#/, "").split("/")
-  const known = ["queue", "search", "audit", "devices", "worker"].includes(view) ? view : "queue"
-  for (const name of ["queue", "search", "audit", "devices", "worker"]) byId(`view-${name}`).hidden = name !== known
+  const known = VIEWS.includes(view) ? view : "queue"
+  for (const name of VIEWS) byId(`view-${name}`).hidden = name !== known
   for (const link of document.querySelectorAll(".tabs a")) {
     if (/** @type {HTMLElement} */ (link).dataset.view === known) link.setAttribute("aria-current", "page")
     else link.removeAttribute("aria-current")
@@ -178,6 +185,7 @@ const route = () => {
   if (known === "queue") showQueue(/** @type {any} */ (STATUSES.includes(/** @type {any} */ (sub)) ? sub : undefined))
   else if (known === "search") void search()
   else if (known === "audit") void loadAudit()
+  else if (known === "accounts") void loadAccounts()
   else if (known === "devices") void loadDevices()
   else void loadWorker()
 }
@@ -204,6 +212,7 @@ applyStatic()
 renderCounters()
 setupSearch()
 setupAudit()
+setupAccounts()
 setupDevices()
 window.addEventListener("hashchange", () => { if (session.token) route() })
 byId("alerts-toggle").addEventListener("click", () => {

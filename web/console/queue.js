@@ -1,8 +1,9 @@
 // @ts-check
 // The work queues (need_check, manual_review, unmatched, parse_failed, ignored), one tab each with
-// its count, paged; each item with what a person needs to decide it, and the decision behind a
-// confirmation that shows what will happen. After an SMS is read by eye, the offer to make a
-// template from it (learn.js).
+// its count, paged; each item with what a person needs to decide it (for unmatched and manual
+// review: the candidate deposits and the reconciliation aids' suggestions, apart), and the decision
+// behind a confirmation that shows what will happen. After an SMS is read by eye, the offer to make
+// a template from it (learn.js).
 import { accountOf, api, confirmDialog, detailOf, failure, outcome, session } from "./api.js"
 import { badge, byId, duration, el, pager, since, statusWord, time, won } from "./format.js"
 import { t } from "./i18n.js"
@@ -12,12 +13,14 @@ import { offerTemplate } from "./learn.js"
 /**
  * @typedef {{ deposit_id: number, player_id: number, player_name: string, from_bank_owner: string, amount: string,
  *   task_status: number | null, created_at: string, same_name: boolean }} Candidate
+ * @typedef {{ deposit_id: number, player_id: number, player_name: string, from_bank_owner: string, amount: string,
+ *   reasons: string[], score: number, sms_ids?: number[] }} Suggestion
  * @typedef {{ id: number, action: "approve" | "assign", deposit_id: number | null, payer_name: string | null, amount: string,
  *   operator: string, reason: string | null, requested_at: string }} PendingApproval
  * @typedef {{ id: number, device_id: string, sender: string, body: string, received_at: string, status: string, bank: string | null,
  *   payer_name: string | null, amount: string | null, deposit_id: number | null, created_at: string, reason: string | null,
- *   waiting_s: number | null, candidates: Candidate[], candidates_total: number, pending_approval: PendingApproval | null,
- *   suggestions?: Array<Record<string, unknown>> }} Item
+ *   waiting_s: number | null, candidates: Candidate[], candidates_total: number, suggestions: Suggestion[],
+ *   pending_approval: PendingApproval | null }} Item
  */
 
 export const STATUSES = /** @type {const} */ (["need_check", "manual_review", "unmatched", "parse_failed", "ignored"])
@@ -164,18 +167,13 @@ const renderItem = (item) => {
       break
     case "manual_review":
     case "unmatched":
-      li.append(readLine(item), ...pendingLine(item), ...candidates(item))
+      li.append(readLine(item), ...pendingLine(item), ...choices(item))
       break
     default:
       li.append(
         el("p", { class: "why", "data-field": "reason" }, el("span", { class: "muted" }, `${t(item.status === "ignored" ? "reasonIgnored" : "reasonNotRead")}: `), item.reason ?? "–"),
         ...pendingLine(item),
         assignForm(item))
-  }
-  if (item.suggestions !== undefined && item.suggestions.length > 0) {
-    // Reconciliation aids (recon's match.suggestions): shown to help, never approved without a person.
-    li.append(el("div", { class: "suggestions", "data-testid": `suggestions-${item.id}` }, `${t("suggestions")}: `,
-      item.suggestions.map((s) => `#${String(s["deposit_id"])} ${String(s["from_bank_owner"])} ${won(/** @type {string} */ (s["amount"]))}`).join(" · ")))
   }
   return li
 }
@@ -212,36 +210,57 @@ const pendingLine = (item) => {
 }
 
 /**
- * The candidate deposits as a short table to choose from, and approve/reject.
+ * One deposit to choose for an SMS: a radio of the item's group (a candidate and the same deposit
+ * suggested are one choice), enabling approve once chosen.
+ * @param {Item} item @param {number} depositId @param {string} id @param {string} testId @param {HTMLButtonElement} approve
+ */
+const pick = (item, depositId, id, testId, approve) => {
+  const radio = el("input", {
+    type: "radio", name: `sms-${item.id}`, id, value: String(depositId), "data-testid": testId, checked: state.chosen.get(item.id) === depositId
+  })
+  radio.addEventListener("change", () => {
+    state.chosen.set(item.id, depositId)
+    approve.disabled = state.busy.has(item.id)
+  })
+  return radio
+}
+
+/** A suggestion sms/resolve would take as it stands: a deposit of the SMS's amount (the names differ: that is for a person). */
+const approvable = (/** @type {Suggestion} */ s) => !s.reasons.includes("amount_differs") && !s.reasons.includes("sum_of_sms")
+
+/** Why a deposit is suggested, in words, and how likely. @param {Suggestion} s */
+const why = (s) => `${s.reasons.map((r) => t(`why_${r}`)).join(" · ")} · ${t("likeness", { n: Math.round(s.score * 100) })}`
+
+/**
+ * What to choose from and the decision: the candidate deposits as a short table, the suggestions
+ * apart (never an exact match), approve and reject.
  * @param {Item} item
  * @returns {Array<Node | string>}
  */
-const candidates = (item) => {
+const choices = (item) => {
   const approve = button("approve", `approve-${item.id}`, t("approve"), () => {
     const chosen = state.chosen.get(item.id)
     if (chosen !== undefined) void decide(item, { action: "approve", deposit_id: chosen })
   }, { disabled: !state.chosen.has(item.id) || state.busy.has(item.id) })
   approve.dataset.needs = "deposit"
   const reject = button("reject", `reject-${item.id}`, t("reject"), () => decide(item, { action: "reject" }))
+  const canApprove = item.candidates.length > 0 || item.suggestions.some(approvable)
+  const actions = el("div", { class: "actions" }, canApprove ? approve : null, reject)
+  const suggested = suggestions(item, approve)
   if (item.candidates.length === 0) {
-    return [el("p", { class: "muted", "data-testid": `no-candidates-${item.id}` }, t("noCandidates")), el("div", { class: "actions" }, reject)]
+    const none = canApprove ? t("noCandidatesSuggested") : t("noCandidates")
+    return [el("p", { class: "muted", "data-testid": `no-candidates-${item.id}` }, none), ...suggested, actions]
   }
+  const suggestedIds = new Set(item.suggestions.map((s) => s.deposit_id))
   const rows = item.candidates.map((c) => {
     const id = `cand-${item.id}-${c.deposit_id}`
-    const radio = el("input", {
-      type: "radio", name: `sms-${item.id}`, id, value: String(c.deposit_id), "data-testid": `candidate-${item.id}-${c.deposit_id}`,
-      checked: state.chosen.get(item.id) === c.deposit_id
-    })
-    radio.addEventListener("change", () => {
-      state.chosen.set(item.id, c.deposit_id)
-      approve.disabled = state.busy.has(item.id)
-    })
     return el("tr", { class: c.same_name ? "same" : "" },
-      el("td", { class: "pick" }, radio),
+      el("td", { class: "pick" }, pick(item, c.deposit_id, id, `candidate-${item.id}-${c.deposit_id}`, approve)),
       el("td", { class: "num id" }, el("label", { for: id }, `#${c.deposit_id}`)),
       el("td", { class: "player" }, el("label", { for: id }, `${c.player_name} (${t("player")} ${c.player_id})`,
         c.from_bank_owner === c.player_name ? "" : ` · ${t("owner")} ${c.from_bank_owner}`,
-        c.task_status === 6 ? ` · ${t("onReview")}` : "")),
+        c.task_status === 6 ? ` · ${t("onReview")}` : ""),
+        suggestedIds.has(c.deposit_id) ? el("span", { class: "tag suggested", "data-testid": `candidate-suggested-${item.id}-${c.deposit_id}` }, t("suggested")) : null),
       el("td", { class: "num amount" }, won(c.amount)),
       el("td", { class: "num age", title: time(c.created_at) }, since(c.created_at)))
   })
@@ -252,8 +271,36 @@ const candidates = (item) => {
   const more = item.candidates_total > item.candidates.length
     ? [el("p", { class: "more" }, t("moreCandidates", { n: item.candidates_total - item.candidates.length, shown: item.candidates.length }))]
     : []
-  return [el("div", { class: "table-wrap" }, table), ...more, el("div", { class: "actions" }, approve, reject)]
+  return [el("div", { class: "table-wrap" }, table), ...more, ...suggested, actions]
 }
+
+/**
+ * The reconciliation aids' suggestions (recon's match.suggestions), apart from the candidates and
+ * said to be what they are: a deposit of the SMS's amount can be chosen (through the same
+ * confirmation as any approval); another amount, or several SMS adding up, says what to do instead.
+ * @param {Item} item @param {HTMLButtonElement} approve
+ */
+const suggestions = (item, approve) => {
+  if (item.suggestions.length === 0) return []
+  return [el("section", { class: "suggestions", "data-testid": `suggestions-${item.id}`, "aria-label": t("suggestions") },
+    el("h3", null, t("suggestions"), " ", el("span", { class: "muted" }, t("suggestionsNote"))),
+    el("ul", null, ...item.suggestions.map((s) => {
+      const id = `sugg-${item.id}-${s.deposit_id}`
+      const can = approvable(s)
+      return el("li", { class: can ? "suggestion" : "suggestion info", "data-testid": `suggestion-${item.id}-${s.deposit_id}`, "data-approvable": String(can) },
+        el("span", { class: "pick" }, can ? pick(item, s.deposit_id, id, `suggestion-pick-${item.id}-${s.deposit_id}`, approve) : null),
+        el("span", { class: "what" },
+          el("label", { for: can ? id : undefined }, `#${s.deposit_id} ${s.player_name} (${t("player")} ${s.player_id})`,
+            s.from_bank_owner === s.player_name ? "" : ` · ${t("owner")} ${s.from_bank_owner}`, ` · ${won(s.amount)}`),
+          el("span", { class: "why", "data-field": "why" }, why(s)),
+          can ? null : el("span", { class: "advice", "data-field": "advice" }, advice(item, s))))
+    })))]
+}
+
+/** What to do with a suggestion that cannot be approved as it stands (README "Suggestions"). @param {Item} item @param {Suggestion} s */
+const advice = (item, s) => s.reasons.includes("sum_of_sms")
+  ? t("adviceSum", { sms: (s.sms_ids ?? [item.id]).map((id) => `#${id}`).join(" + "), deposit: won(s.amount) })
+  : t("adviceAmount", { sms: won(item.amount), deposit: won(s.amount) })
 
 /** The form for what a person read off a parse_failed or ignored SMS. @param {Item} item */
 const assignForm = (item) => {
@@ -290,12 +337,17 @@ const confirmation = (item, d, second) => {
   switch (d.action) {
     case "approve": {
       const c = item.candidates.find((x) => x.deposit_id === d.deposit_id)
+      const s = item.suggestions.find((x) => x.deposit_id === d.deposit_id)
+      const chosen = c ?? s
       facts.push(
-        [t("player"), c === undefined ? "–" : `${c.player_name} (${t("player")} ${c.player_id})`],
+        [t("player"), chosen === undefined ? "–" : `${chosen.player_name} (${t("player")} ${chosen.player_id})`],
         [t("amount"), won(item.amount)],
-        [t("depositFor"), c === undefined ? `#${d.deposit_id}` : `#${c.deposit_id} · ${t("owner")} ${c.from_bank_owner} · ${time(c.created_at)}`],
+        [t("depositFor"), chosen === undefined ? `#${d.deposit_id}` : `#${chosen.deposit_id} · ${t("owner")} ${chosen.from_bank_owner}${c === undefined ? "" : ` · ${time(c.created_at)}`}`],
         [t("payer"), item.payer_name ?? "–"])
-      return { title: t(second ? "confirmSecond" : "confirmApprove"), facts, ok: t("okApprove"), note: t("noteApprove"), reason: true }
+      // A suggested deposit: the names do not agree exactly, and the confirmation says so.
+      if (s !== undefined) facts.push([t("suggested"), why(s)])
+      const note = s === undefined ? t("noteApprove") : `${t("noteSuggestion", { payer: item.payer_name ?? "–", owner: s.from_bank_owner })} ${t("noteApprove")}`
+      return { title: t(second ? "confirmSecond" : "confirmApprove"), facts, ok: t("okApprove"), note, reason: true }
     }
     case "assign":
       facts.push([t("payer"), d.payer_name], [t("amount"), won(d.amount)])
