@@ -78,13 +78,14 @@ export const withdrawalSms = (payee: string, amount: number, balance: number, at
   `[Web발신]\n[KB]${seoulStamp(at)}\n${accountShown.KB}\n${payee}\n출금\n${grouped(amount)}\n잔액${grouped(balance)}`
 
 /**
- * Two 신협 layouts no built-in template reads (labelled fields, the amounts without thousands
- * separators): the console's parse_failed queue, and what "learn from the person" is for.
+ * Two 신협 layouts neither a built-in template nor the reader reads (two names on the line after the
+ * deposit word, the amount alone on the next): the console's parse_failed queue, and what "learn
+ * from the person" is for.
  */
 export const unreadableSms = (layout: 0 | 1, name: string, amount: number, balance: number, at: Date): string =>
   layout === 0
-    ? `[Web발신]\n[신협] ${seoulStamp(at)}\n거래: 타행이체입금\n적요: ${name}\n거래금액: ${amount}\n잔고: ${balance}`
-    : `[Web발신]\n[신협] ${seoulStamp(at)}\n거래구분: 모바일입금\n적요: ${name}\n금액: ${amount}\n잔고: ${balance}`
+    ? `[Web발신]\n신협 ${seoulStamp(at)}\n이체입금\n의뢰인 ${name} 수취인 한빛상사\n${grouped(amount)}\n잔고 ${grouped(balance)}`
+    : `[Web발신]\n[신협] ${seoulStamp(at)}\n이체입금\n의뢰인:${name} 수취인:한빛상사\n${grouped(amount)}\n잔고:${grouped(balance)}`
 
 /** A deposit notice from the sender nobody whitelisted. */
 export const unknownSenderSms = (name: string, amount: number, balance: number, at: Date): string =>

@@ -357,9 +357,10 @@ export const readSms = (text: string): Reading => {
   const neutral = neutralTokens(tokens)
 
   const title = titleOf(tokens)
-  // `금액: 7,700원`: a labelled amount belongs to the transaction word when nothing stands next to it.
+  // `금액: 7,700원`, `거래금액: 7700`: a labelled amount (its label makes bare digits one) belongs to the
+  // transaction word when nothing stands next to it.
   const labelAt = tokens.findIndex((t) => t.kind === "label" && t.slot === "amount")
-  const labelledAmount = labelAt < 0 ? undefined : tokens.slice(labelAt + 1, labelAt + 3).find((t): t is Of<"amount"> => t.kind === "amount" && t.value !== undefined)
+  const labelledAmount = labelAt < 0 ? undefined : tokens.slice(labelAt + 1, labelAt + 3).find((t): t is Amount => isAmount(t) && t.value !== undefined)
   const governing: Array<Governing> = []
   for (const [i, t] of tokens.entries()) {
     if (t.kind !== "txn" || i === title) continue

@@ -55,6 +55,7 @@ const layouts: ReadonlyArray<Layout> = [
   { name: "새마을금고 lines", lines: (p) => ["<새마을금고>1234**5", p.n, `${p.t}${p.a}`, `잔액${p.b}원`, `${p.md} ${p.hm}`] },
   { name: "하나: the name before the amount", lines: (p) => [`하나, ${p.md} ${p.hm}`, "123****456", p.n, `${p.t} ${p.a}원`, `잔액 ${p.b}원`] },
   { name: "하나 app labels", lines: (p) => ["하나은행", `일시 2026.${p.md.replace("/", ".")} ${p.hm}`, `${p.t} ${p.a}원`, "계좌번호 123-******-12345", `적요 ${p.n}`, `잔액 ${p.b}원`] },
+  { name: "labelled fields, the amount without separators", lines: (p) => [`[신협] ${p.md} ${p.hm}`, `거래구분: ${p.t}`, `적요: ${p.n}`, `거래금액: ${p.a.replace(/,/g, "")}`, `잔고: ${p.b.replace(/,/g, "")}`] },
   { name: "보낸분 label", lines: (p) => [`[우리은행] ${p.t} ${p.a}원`, `보낸분: ${p.n}`, `${p.md} ${p.hm}`] },
   { name: "우리 WON: [입금] name amount", lines: (p) => [`[${p.t}] ${p.n} ${p.a}원 ${p.md} ${p.hm} 1002-***-123456 잔액 ${p.b}원`] },
   { name: "우리 lines", lines: (p) => [`우리 ${p.md} ${p.hm}`, "*420576", `${p.t} ${p.a}원`, p.n, `잔액 ${p.b}원`] },
