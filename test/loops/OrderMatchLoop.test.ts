@@ -380,6 +380,73 @@ describe("the wallet's answers", () => {
 })
 
 
+describe("wallet calls run beside the passes", () => {
+  it.effect("a held wallet call delays only its own SMS: the others are approved and recorded while it is held", () =>
+    Effect.gen(function*() {
+      let standIn: Effect.Success<ReturnType<typeof walletStandIn>> | undefined
+      // The clock stands still: the held call never reaches the client's timeout.
+      const { db, kicks } = yield* setUp("om-held", {
+        walletUrl: (url) => Effect.map(walletStandIn(url, (n) => n === 0 ? "hold" : "forward"), (s) => {
+          standIn = s
+          return s.url
+        })
+      })
+      yield* Effect.promise(() => addPlayersWithDeposits(db, "held", 30))
+      yield* Effect.promise(() => addParsedSmsBatch(db, "held", 30))
+      yield* kicks.kick("order_match_loop")
+      yield* until("29 approved", async () => (await smsStatuses(db)).approved === 29)
+      const heldSms = standIn!.calls[0]!.smsId
+      assert.strictEqual(standIn!.held(), 1)
+      assert.strictEqual((yield* status(db, heldSms)).status, "approving")
+      // The wallet has credited all 30, the held one included; its answer is still on the way.
+      assert.strictEqual((yield* Effect.promise(() => credits(db))).ledgerRows, 30)
+
+      standIn!.releaseHeld()
+      yield* until("the held one approved", async () => (await smsState(db, heldSms)).status === "approved")
+      const state = yield* status(db, heldSms)
+      assert.deepStrictEqual([state.match.wallet.answer, state.match.wallet.attempts], ["approved", 1])
+      assert.strictEqual(standIn!.calls.length, 30)
+    }), 30_000)
+
+  it.effect("approving SMS due again are sent while new SMS keep the wallet calls busy: retries get their share of the calls", () =>
+    Effect.gen(function*() {
+      let standIn: Effect.Success<ReturnType<typeof walletStandIn>> | undefined
+      const { db, kicks } = yield* setUp("om-fair", {
+        walletUrl: (url) => Effect.map(walletStandIn(url), (s) => {
+          standIn = s
+          return s.url
+        })
+      })
+      // 20 SMS sent once already (the wallet was unavailable), their backoff over; 1,000 new ones
+      // waiting. One transaction: no pass sees the one without the other.
+      const retryDeposits = yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO recon.player (name) SELECT k || '-' || g FROM generate_series(1, 1000) AS g, unnest(ARRAY['retry', 'new']) AS k
+            WHERE k = 'new' OR g <= 20`
+          yield* sql`INSERT INTO recon.deposit (player_id, from_bank_owner, amount) SELECT id, name, 10000 FROM recon.player`
+          yield* sql`INSERT INTO recon.shooter_sms (device_id, sender, body, normalized_body, received_at, status, bank, payer_name, amount)
+            SELECT 'phone-1', '15881688', name, name, now(), 'parsed', 'KB', name, 10000 FROM recon.player`
+          yield* sql`UPDATE recon.shooter_sms AS s SET status = 'approving', deposit_id = d.id
+            FROM recon.deposit AS d WHERE d.from_bank_owner = s.payer_name AND s.payer_name LIKE 'retry-%'`
+          yield* sql`UPDATE recon.shooter_sms SET match_attempts = 1 WHERE payer_name LIKE 'retry-%'`
+          const rows = yield* sql<{ id: bigint }>`SELECT id FROM recon.deposit WHERE from_bank_owner LIKE 'retry-%'`
+          return rows.map((row) => Number(row.id))
+        }))
+      })))
+      yield* kicks.kick("order_match_loop")
+      yield* until("all approved", async () => (await smsStatuses(db)).approved === 1020, 60_000)
+
+      const retryCalls = standIn!.calls.flatMap((call, i) => retryDeposits.includes(call.depositId) ? [i] : [])
+      assert.strictEqual(retryCalls.length, 20)
+      // All among the first pass's calls, not after the 1,000 new SMS.
+      assert.isBelow(Math.max(...retryCalls), 128, `retries at call ${retryCalls.join(", ")}`)
+      const c = yield* Effect.promise(() => credits(db))
+      assert.deepStrictEqual([c.ledgerRows, c.creditedTwice, c.wrongSms], [1020, 0, 0])
+    }), 90_000)
+})
+
+
 describe("a hung pass", () => {
   it.effect("a pass stalled on the database past the 90 s TTL is interrupted, the loop restarted, readiness false until it succeeds again", () =>
     Effect.gen(function*() {

@@ -73,6 +73,41 @@ describe("worker processes", () => {
       assert.deepStrictEqual([after.ledger.length, Number(after.balance), after.smsId], [1, 88000, sms])
     }), 150_000)
 
+  it.live("SIGKILLed while one wallet call is held: the answers recorded before the kill stand (one call each), only the held SMS is sent again", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("omp-recorded"))
+      const wallet = yield* serve(startWallet(db))
+      const standIn = yield* walletStandIn(wallet.url, (n) => n === 0 ? "hold" : "forward")
+      const deposits = yield* Effect.promise(() => addPlayersWithDeposits(db, "kept", 10))
+      yield* Effect.promise(() => addParsedSmsBatch(db, "kept", 10))
+
+      const first = yield* startWorker(db, standIn.url)
+      yield* until("nine approved while one call is held", async () => (await smsStatuses(db)).approved === 9 && standIn.held() === 1, 60_000)
+      // Recorded while the held call is still in flight (the worker has not given up on it).
+      assert.strictEqual(standIn.heldOpen(), 1)
+      first.child.kill("SIGKILL")
+      assert.isNull(yield* Effect.promise(() => first.exited), "killed by a signal")
+      const heldSms = standIn.calls[0]!.smsId
+
+      const second = yield* startWorker(db, standIn.url)
+      assert.isTrue(yield* Effect.promise(() => waitForUrl(`${second.base}/health/live`, 60_000)), second.output())
+      // The held SMS's lease runs out, then it alone is sent again.
+      yield* until("all approved", async () => (await smsStatuses(db)).approved === 10, 60_000)
+      const callsPerSms = new Map<number, number>()
+      for (const call of standIn.calls) callsPerSms.set(call.smsId, (callsPerSms.get(call.smsId) ?? 0) + 1)
+      assert.strictEqual(callsPerSms.get(heldSms), 2)
+      assert.deepStrictEqual([...callsPerSms.entries()].filter(([id]) => id !== heldSms).map(([, n]) => n), Array(9).fill(1))
+      const answers = yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ id: bigint; answer: string }>`SELECT id, match_detail->'wallet'->>'answer' AS answer FROM recon.shooter_sms ORDER BY id`
+      })))
+      assert.deepStrictEqual(answers.map((a) => Number(a.id) === heldSms ? `held:${a.answer}` : a.answer).sort(),
+        [...Array(9).fill("approved"), "held:replayed"].sort())
+      const c = yield* Effect.promise(() => credits(db))
+      assert.deepStrictEqual([c.ledgerRows, c.depositsCredited, c.creditedTwice, c.wrongSms], [10, 10, 0, 0])
+      assert.strictEqual(deposits.length, 10)
+    }), 150_000)
+
   it.live("two worker processes, 2,000 SMS against 2,000 deposits: each credited once, none left approving", () =>
     Effect.gen(function*() {
       const db = yield* Effect.promise(() => createMigratedDatabase("omp-two"))

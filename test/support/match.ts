@@ -129,7 +129,7 @@ export const walletStandIn = (target: string, initial: (n: number) => Fate = () 
   Effect.gen(function*() {
     const log = callLog<WalletCall>()
     let fateOf = initial
-    let held: Array<() => void> = []
+    let held: Array<{ readonly send: () => void; readonly open: () => boolean }> = []
     // Called with each forwarded call's answer from the real wallet, before the stand-in answers.
     let onForwarded: (call: WalletCall, body: unknown) => void = () => {}
     const url = yield* serveLoopback((req, res, body) => {
@@ -159,8 +159,12 @@ export const walletStandIn = (target: string, initial: (n: number) => Fate = () 
         onForwarded(call, answerBody)
         if (fate === "fail-after") return json(res, 502, { status: 502, msg: "bad_gateway", data: null })
         const send = () => res.writeHead(answer.status, { "content-type": "application/json" }).end(text)
-        if (fate === "hold") held.push(send)
-        else send()
+        if (fate === "hold") {
+          // Whether the caller still waits for this answer (it has not given up and closed the connection).
+          let open = true
+          res.on("close", () => (open = false))
+          held.push({ send, open: () => open && !res.writableEnded })
+        } else send()
       }, () => json(res, 502, { status: 502, msg: "bad_gateway", data: null }))
     })
     return {
@@ -174,10 +178,12 @@ export const walletStandIn = (target: string, initial: (n: number) => Fate = () 
         onForwarded = f
       },
       held: () => held.length,
+      /** Held answers whose caller is still waiting for them. */
+      heldOpen: () => held.filter((h) => h.open()).length,
       releaseHeld: () => {
         const waiting = held
         held = []
-        for (const send of waiting) {
+        for (const { send } of waiting) {
           try {
             send()
           } catch {

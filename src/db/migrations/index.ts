@@ -12,6 +12,7 @@ import walletConstraints from "./0008_wallet_constraints.ts"
 import orderMatch from "./0009_order_match.ts"
 import pushSignatures from "./0010_push_signatures.ts"
 import smsDecisions from "./0011_sms_decisions.ts"
+import pipeline from "./0015_pipeline.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -24,5 +25,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 8, name: "wallet_constraints", statements: walletConstraints },
   { id: 9, name: "order_match", statements: orderMatch },
   { id: 10, name: "push_signatures", statements: pushSignatures },
-  { id: 11, name: "sms_decisions", statements: smsDecisions }
+  { id: 11, name: "sms_decisions", statements: smsDecisions },
+  { id: 15, name: "pipeline", statements: pipeline }
 ]

@@ -1,0 +1,202 @@
+// order_match_loop's wallet calls, in flight continuously: a pass hands its leased approving SMS
+// over and ends; up to `concurrency` calls run at once, and each answer is recorded as it arrives,
+// with whatever other answers arrived meanwhile, in one statement. A held call delays only its own
+// SMS. Lives in the loop's scope: a sender or the recorder dying ends the loop's fiber (readiness
+// false, the supervisor restarts it), and one stuck past its own timeout is found by `check`,
+// which every pass runs. Closing the scope records the answers received and gives the other
+// leases back, so those SMS are sent again at once (a replay credits nothing).
+import { Cause, Clock, Duration, Effect, Exit, FiberSet, Queue, Random, Schedule } from "effect"
+import { SqlError } from "effect/sql"
+import type { AgreeOutcome, WalletClient } from "../clients/WalletClient.ts"
+import { isDatabaseAway } from "../db/Database.ts"
+import type { Due, MatchStore, Outcome } from "../db/MatchStore.ts"
+import { reviewReason, statusAfter, walletAnswer, walletBackoffMillis } from "../domain/Matching.ts"
+
+/** Answers recorded by one statement at most. */
+const RECORD_GROUP = 64
+/** One recording statement is given up (and tried again) after this long. */
+const RECORD_TIMEOUT = Duration.seconds(10)
+/** A call or a recording still running this long past its own timeout is stuck. */
+const STUCK_GRACE = Duration.seconds(10)
+/** At most one warning this often while the wallet is unavailable. */
+const WARN_EVERY_MILLIS = 10_000
+
+/** A call or a recording ran far past its own timeout: the dispatcher no longer moves. */
+export class DispatcherStuck extends Error {
+  constructor(what: string, millis: number) {
+    super(`order_match_loop: ${what} has been running for ${Math.round(millis / 1000)} s, far past its timeout; restarting the loop`)
+  }
+}
+
+export interface WalletCallsOptions {
+  readonly store: MatchStore
+  readonly wallet: WalletClient["Service"]
+  /** The wallet client's own timeout: a call never runs longer unless something is broken. */
+  readonly timeout: Duration.Input
+  /** Calls in flight at once. */
+  readonly concurrency: number
+  /** SMS handed over and not yet recorded, at most (the room a pass may fill). */
+  readonly limit: number
+  /** After each recorded group: what it held, and the earliest time one of them is due again. */
+  readonly onRecorded: (recorded: Recorded) => Effect.Effect<void>
+}
+
+export interface Recorded {
+  readonly approved: number
+  readonly reviews: number
+  readonly waiting: number
+  /** The earliest backoff end of the SMS left approving (ms since the epoch). */
+  readonly retryAt: number | undefined
+  /** Room now free. */
+  readonly room: number
+}
+
+export interface WalletCalls {
+  /** How many more SMS may be handed over now. */
+  readonly room: Effect.Effect<number>
+  /** Hands leased SMS over (at most `room`); they are sent in order, retries first as given. */
+  readonly send: (due: ReadonlyArray<Due>) => Effect.Effect<void>
+  /** Dies with {@link DispatcherStuck} when a call or a recording runs far past its timeout. */
+  readonly check: Effect.Effect<void>
+}
+
+/** A call's result: the outcome to record, or none (not sent: its lease would have run out first). */
+interface Answer {
+  readonly due: Due
+  readonly outcome: Outcome | undefined
+}
+
+export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
+  const { store, wallet } = options
+  const timeoutMillis = Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
+  const graceMillis = Duration.toMillis(STUCK_GRACE)
+  const queue = yield* Queue.unbounded<Due>()
+  const answers = yield* Queue.unbounded<Answer>()
+  // Handed over and not yet recorded or given back, by SMS id.
+  const outstanding = new Map<number, Due>()
+  // What each sender and the recorder is doing, since when (for `check`).
+  const busy = new Map<string, { readonly since: number; readonly limit: number }>()
+  // The group being recorded: recorded again on close if the statement was cut off.
+  let recording: ReadonlyArray<Answer> = []
+  let lastWarning = -Infinity
+  const loop = yield* Effect.fiber
+
+  const call = (due: Due) =>
+    Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
+      // Another process may take the SMS once its lease runs out: never call past it.
+      if (started + timeoutMillis >= due.leaseUntil) return undefined
+      const outcome: AgreeOutcome = yield* wallet.agree({ depositId: due.depositId, smsId: due.id })
+      const now = yield* Clock.currentTimeMillis
+      const attempts = due.attempts + 1
+      const status = statusAfter(outcome)
+      const result: Outcome = {
+        id: due.id,
+        depositId: due.depositId,
+        status,
+        wallet: walletAnswer(outcome, due.depositId, attempts, new Date(now).toISOString()),
+        nextAt: status === "approving" ? new Date(now + walletBackoffMillis(attempts, yield* Random.nextBetween(0.8, 1.2))) : null,
+        reason: reviewReason(outcome)
+      }
+      return result
+    })
+
+  const sender = (name: string) =>
+    Effect.forever(Effect.gen(function*() {
+      const due = yield* Queue.take(queue)
+      busy.set(name, { since: yield* Clock.currentTimeMillis, limit: timeoutMillis + graceMillis })
+      const outcome = yield* call(due)
+      busy.delete(name)
+      yield* Queue.offer(answers, { due, outcome })
+    }))
+
+  /** One group written: answers in one statement, leases not used given back in another. */
+  const write = (group: ReadonlyArray<Answer>) =>
+    Effect.gen(function*() {
+      yield* store.record(group.flatMap((a) => a.outcome === undefined ? [] : [a.outcome]))
+      yield* store.release(group.flatMap((a) => a.outcome === undefined ? [a.due.id] : []))
+    })
+
+  const recordGroup = (group: ReadonlyArray<Answer>) =>
+    Effect.gen(function*() {
+      recording = group
+      // The database away: the answers wait here (their SMS stay approving) and are tried again;
+      // any other failure of these statements is a defect.
+      yield* Effect.gen(function*() {
+        busy.set("recorder", { since: yield* Clock.currentTimeMillis, limit: Duration.toMillis(RECORD_TIMEOUT) + graceMillis })
+        yield* write(group).pipe(Effect.timeout(RECORD_TIMEOUT))
+      }).pipe(
+        Effect.ensuring(Effect.sync(() => busy.delete("recorder"))),
+        Effect.tapError((error) => Effect.logWarning(`recording ${group.length} wallet answers failed; trying again`, error)),
+        Effect.retry({
+          while: (error) => !SqlError.isSqlError(error) || isDatabaseAway(error),
+          schedule: Schedule.min([Schedule.exponential("200 millis"), Schedule.spaced("5 seconds")])
+        }),
+        Effect.orDie
+      )
+      recording = []
+      for (const answer of group) outstanding.delete(answer.due.id)
+      let approved = 0
+      let reviews = 0
+      let retryAt: number | undefined
+      const waiting: Array<Outcome> = []
+      for (const { outcome } of group) {
+        if (outcome === undefined) continue
+        if (outcome.status === "approved") approved++
+        else if (outcome.status === "manual_review") reviews++
+        else {
+          waiting.push(outcome)
+          retryAt = Math.min(retryAt ?? Infinity, outcome.nextAt!.getTime())
+        }
+      }
+      yield* Effect.logDebug(`recorded ${group.length} wallet answers: ${approved} approved, ${reviews} to review, ${waiting.length} waiting for the wallet`)
+      const now = yield* Clock.currentTimeMillis
+      if (waiting.length > 0 && now - lastWarning >= WARN_EVERY_MILLIS) {
+        lastWarning = now
+        // One line per interval, however many SMS an outage holds back.
+        yield* Effect.logWarning(`${waiting.length} approving SMS wait for wallet_service (${waiting[0]!.wallet.detail}); each is sent again after its backoff`)
+      }
+      yield* options.onRecorded({ approved, reviews, waiting: waiting.length, retryAt, room: options.limit - outstanding.size })
+    })
+
+  const recorder = Effect.forever(Effect.flatMap(Queue.takeBetween(answers, 1, RECORD_GROUP), recordGroup))
+
+  const workers = yield* FiberSet.make<never, unknown>()
+  // Registered after the FiberSet, so it runs before the set's own clean-up: the fibers are stopped
+  // here first, then what they left is written down.
+  yield* Effect.addFinalizer(() =>
+    Effect.gen(function*() {
+      yield* FiberSet.clear(workers)
+      const received = [...recording, ...(yield* Queue.clear(answers))]
+      yield* store.record(received.flatMap((a) => a.outcome === undefined ? [] : [a.outcome])).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+      const answered = new Set(received.flatMap((a) => a.outcome === undefined ? [] : [a.due.id]))
+      // Interrupted mid-call or never sent: whatever the wallet did, the SMS stays approving and
+      // is due again at once.
+      yield* store.release([...outstanding.keys()].filter((id) => !answered.has(id))).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+      outstanding.clear()
+    })
+  )
+  const supervised = <E>(effect: Effect.Effect<never, E>) =>
+    FiberSet.run(workers, effect.pipe(
+      // Not when it is interrupted: that is the scope closing, the loop ending already.
+      Effect.onExit((exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)
+    ))
+  for (let i = 0; i < options.concurrency; i++) yield* supervised(sender(`sender ${i}`))
+  yield* supervised(recorder)
+
+  const calls: WalletCalls = {
+    room: Effect.sync(() => Math.max(0, options.limit - outstanding.size)),
+    send: (due) =>
+      Effect.suspend(() => {
+        for (const d of due) outstanding.set(d.id, d)
+        return Queue.offerAll(queue, due)
+      }).pipe(Effect.asVoid),
+    check: Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      for (const [what, { since, limit }] of busy) {
+        if (now - since > limit) return yield* Effect.die(new DispatcherStuck(what, now - since))
+      }
+    })
+  }
+  return calls
+})
