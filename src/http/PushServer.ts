@@ -70,12 +70,6 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
         lastPrune = now
         yield* store.pruneSignatures
       }
-      const digest = createHash("sha256").update(`${push.sender}\u0000${push.text}`).digest("base64")
-      const seen = yield* store.rememberSignature(deviceId, push.signature.sign, digest, DateTime.makeUnsafe(push.signature.expiresAtMillis))
-      if (seen === "other") {
-        yield* Effect.logWarning(`push for ${deviceId} refused: a signature already used for another message (a replay)`)
-        return yield* fail(401, "`sign` was already used with another message")
-      }
     }
     // Answered only after the commit: a forwarder that sees 200 may forget the SMS.
     const stored = yield* store.ingestShared({
@@ -85,8 +79,17 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
       text: push.text,
       receivedAt: push.receivedAt,
       remoteId: push.remoteId,
-      remoteDeviceId: push.remoteDeviceId
+      remoteDeviceId: push.remoteDeviceId,
+      signature: push.signature === undefined ? undefined : {
+        sign: push.signature.sign,
+        digest: createHash("sha256").update(`${push.sender}\u0000${push.text}`).digest("base64"),
+        expiresAt: DateTime.makeUnsafe(push.signature.expiresAtMillis)
+      }
     })
+    if (stored.status === "replay") {
+      yield* Effect.logWarning(`push for ${deviceId} refused: a signature already used for another message (a replay)`)
+      return yield* fail(401, "`sign` was already used with another message")
+    }
     if (stored.status === "received") yield* kicks.kick("parse_loop")
     return HttpServerResponse.jsonUnsafe(ok({ sms_id: stored.smsId, duplicate: stored.duplicate }))
   }).pipe(Effect.annotateLogs({ route: "push" })))
