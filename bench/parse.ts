@@ -18,7 +18,7 @@ import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
 import { type LoadedTemplate, parseSms, templateSet } from "../src/domain/SmsParse.ts"
 import { compileRule, estimateRuleSize, maxRuleSize } from "../src/domain/TemplateRule.ts"
 import { Kicks, Worker } from "../src/loops/Loop.ts"
-import { ParseLoop } from "../src/loops/ParseLoop.ts"
+import { ParseInbox, ParseLoop } from "../src/loops/ParseLoop.ts"
 import { benchDatabase } from "./support.ts"
 
 const BACKLOG = 100_000
@@ -119,7 +119,7 @@ try {
   const services = Layer.mergeAll(
     Layer.orDie(pgLayer(Redacted.make(db.url), { maxConnections: 4 })),
     Worker.layer({ port: 0, heartbeatFile: join(db.dir, "hb"), chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }, walletUrl: "http://127.0.0.1:9", adminUrl: "http://127.0.0.1:9", callerToken: undefined }),
-    Kicks.layer,
+    ParseInbox.layer.pipe(Layer.provideMerge(Kicks.layer)),
     FetchHttpClient.layer
   )
   const passes = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {

@@ -8,7 +8,7 @@ import { type ActiveRegistration, IngestStore } from "../db/IngestStore.ts"
 import { decodePush } from "../domain/PushFormats.ts"
 import { toHeartbeatJson } from "../health/Heartbeat.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
-import { Kicks } from "../loops/Loop.ts"
+import { ParseInbox } from "../loops/ParseLoop.ts"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
 import { fail, ok } from "./Envelope.ts"
 import { EnvelopeMiddleware } from "./EnvelopeMiddleware.ts"
@@ -27,7 +27,7 @@ const SIGNATURE_PRUNE_MILLIS = 60_000
 
 const PushRoute = Layer.unwrap(Effect.gen(function*() {
   const store = yield* IngestStore
-  const kicks = yield* Kicks
+  const inbox = yield* ParseInbox
   const cache = new Map<string, { readonly registration: ActiveRegistration; readonly until: number }>()
   let lastPrune = 0
   const activeRegistration = (deviceId: string) =>
@@ -90,7 +90,9 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
       yield* Effect.logWarning(`push for ${deviceId} refused: a signature already used for another message (a replay)`)
       return yield* fail(401, "`sign` was already used with another message")
     }
-    if (stored.status === "received") yield* kicks.kick("parse_loop")
+    if (stored.status === "received") {
+      yield* inbox.hand({ id: stored.smsId, sender: push.sender, body: push.text, receivedAt: DateTime.toDateUtc(push.receivedAt) })
+    }
     return HttpServerResponse.jsonUnsafe(ok({ sms_id: stored.smsId, duplicate: stored.duplicate }))
   }).pipe(Effect.annotateLogs({ route: "push" })))
 }))
@@ -105,7 +107,7 @@ const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-/** The routes of the worker's port, given the ingest store, the kicks and the health registry. */
+/** The routes of the worker's port, given the ingest store, parse_loop's inbox and the health registry. */
 export const pushRoutes = Layer.mergeAll(PushRoute, HealthRoutes, EnvelopeMiddleware)
 
 export const PushServerLive = (port: number, http: HttpSettings) =>

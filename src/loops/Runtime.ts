@@ -19,6 +19,7 @@ import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { PushServerLive } from "../http/PushServer.ts"
 import { loops as allLoops } from "./index.ts"
 import { Kicks, type Loop, type LoopName, type Requirements, Worker } from "./Loop.ts"
+import { ParseInbox } from "./ParseLoop.ts"
 
 /** The running worker: its supervisor, components and loops (tests and the benchmark reach the fibers through it). */
 export class WorkerRuntime extends Context.Service<WorkerRuntime, {
@@ -116,7 +117,8 @@ export const clientsLayer = (settings: WorkerSettings) => {
 
 /**
  * The worker without its HTTP port: loops, supervisor, health registry, the components (LISTEN,
- * heartbeat file, ingest batchers) and the one IngestStore the push port and chatbot_poll_loop share.
+ * heartbeat file, ingest batchers), the one IngestStore the push port and chatbot_poll_loop share,
+ * and the inbox through which the push port hands stored SMS to parse_loop.
  */
 export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   settings: WorkerSettings,
@@ -128,6 +130,7 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
     Layer.provideMerge(IngestStore.layer),
     Layer.provideMerge(Components.layer(options)),
     Layer.provideMerge(HealthRegistry.layer(loops.map((loop) => ({ name: loop.name, ttl: loop.ttl })))),
+    Layer.provideMerge(ParseInbox.layer),
     Layer.provideMerge(Kicks.layer),
     Layer.provide(clientsLayer(settings)),
     Layer.provide([Worker.layer(settings), FetchHttpClient.layer, NodeServices.layer])

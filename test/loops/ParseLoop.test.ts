@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { builtins0007 } from "../../src/db/migrations/0007_parse.ts"
 import type { LoopName } from "../../src/loops/Loop.ts"
-import { ParseLoop } from "../../src/loops/ParseLoop.ts"
+import { ParseInbox, ParseLoop } from "../../src/loops/ParseLoop.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { captureLogs, loopServices } from "../support/loops.ts"
 import { recon, startRecon } from "../support/recon.ts"
@@ -237,6 +237,69 @@ describe("parse_loop passes", () => {
         assert.deepStrictEqual(ignored.parse_detail, { kind: "outgoing", reason: "출금 (withdrawal)" })
         assert.isTrue(logs.some((line) => line.startsWith("Warn") && line.includes(`template ${broken} (깨진, manual) is not used`)), logs.join("\n"))
       }).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.live("an SMS handed over by the push endpoint is parsed at once, without a pass; one no longer `received` by then is left as it is", () =>
+    Effect.gen(function*() {
+      const kicked: Array<LoopName> = []
+      const services = yield* onePassSetup("parse-handed", [], kicked)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const pass = yield* ParseLoop.start
+        // The first pass compiles the templates; nothing is waiting yet.
+        yield* pass
+        const receivedAt = new Date("2026-11-02T05:06:00Z")
+        const fresh = yield* storeSms("16449999", kbSms, receivedAt)
+        const other = kbSms.replace("홍길동", "김철수")
+        const moved = yield* storeSms("16449999", other, receivedAt)
+        // Taken elsewhere meanwhile (another worker, an operator): the handed copy must not overwrite it.
+        yield* sql`UPDATE recon.shooter_sms SET status = 'need_check' WHERE id = ${moved}`
+        const inbox = yield* ParseInbox
+        yield* inbox.hand({ id: moved, sender: "16449999", body: other, receivedAt })
+        yield* inbox.hand({ id: fresh, sender: "16449999", body: kbSms, receivedAt })
+        yield* eventually("the handed SMS parsed", Effect.map(smsById(fresh), (row) => row.status === "parsed"))
+        assert.deepInclude(yield* smsById(fresh), { bank: "KB국민", payer_name: "홍길동", amount: "50000.00" })
+        assert.deepInclude(yield* smsById(moved), { status: "need_check", payer_name: null, parse_detail: null })
+        assert.include(kicked, "order_match_loop")
+      })).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.live("an SMS handed over right after a template was added, before any pass, is read with the new template", () =>
+    Effect.gen(function*() {
+      const services = yield* onePassSetup("parse-handed-new", [], [])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const pass = yield* ParseLoop.start
+        yield* pass
+        const id = yield* addTemplate({ bank: "한빛상호", sender: "01055556666", rule: "송금인:(?P<name>[^\\n]+)\\n금액:(?P<amount>[\\d,]+)원" })
+        const text = "[한빛상호] 입금 확정\n송금인:김하나\n금액:7,700원"
+        const receivedAt = new Date()
+        const sms = yield* storeSms("01055556666", text, receivedAt)
+        yield* (yield* ParseInbox).hand({ id: sms, sender: "01055556666", body: text, receivedAt })
+        yield* eventually("read", Effect.map(smsById(sms), (row) => row.status !== "received"))
+        assert.deepInclude(yield* smsById(sms), { status: "parsed", template_id: id, payer_name: "김하나", amount: "7700.00" })
+      })).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.live("a template added or changed in SQL by hand, not through recon_service, is used from the next pass (the table's version moved)", () =>
+    Effect.gen(function*() {
+      const services = yield* onePassSetup("parse-by-hand", [], [])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const pass = yield* ParseLoop.start
+        const text = "[한빛상호] 입금 확정\n송금인:김하나\n금액:7,700원"
+        const before = yield* storeSms("01055556666", text, new Date())
+        yield* pass
+        assert.strictEqual((yield* smsById(before)).status, "parse_failed")
+        const id = yield* addTemplate({ bank: "한빛상호", sender: "01055556666", rule: "송금인:(?P<name>[^\\n]+)\\n금액:(?P<amount>\\d)" })
+        const first = yield* storeSms("01055556666", text, new Date())
+        yield* pass
+        assert.deepInclude(yield* smsById(first), { status: "parsed", template_id: id, amount: "7.00" })
+        // The rule corrected in place: the next pass compiles it again.
+        yield* sql`UPDATE recon.shooter_template_recharge SET rule = ${"송금인:(?P<name>[^\\n]+)\\n금액:(?P<amount>[\\d,]+)원"} WHERE id = ${id}`
+        const second = yield* storeSms("01055556666", text, new Date())
+        yield* pass
+        assert.deepInclude(yield* smsById(second), { status: "parsed", template_id: id, payer_name: "김하나", amount: "7700.00" })
+      })).pipe(Effect.provide(services))
     }), 60_000)
 
   it.effect("reads `12/31 23:59` received at 00:01 on New Year's Day in the year before (TestClock)", () =>
