@@ -1,7 +1,6 @@
 // Composition of the service commands (recon, worker, admin, wallet, all, migrate): configuration,
 // database, migrations, servers and loops.
 import { Effect, Layer } from "effect"
-import { AdminServerLive } from "../admin/AdminServer.ts"
 import {
   all, port, readAdminSettings, readDatabaseUrl, readHttpSettings, readLogSettings, readReconSettings, readWalletSettings, readWorkerSettings, withDevTokens
 } from "../config/AppConfig.ts"
@@ -9,9 +8,6 @@ import { launchUntilFatal, readConfigOrExit, runCommand } from "../config/Runner
 import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR, servicePool } from "../db/Database.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { listenUrl } from "../http/NodeServer.ts"
-import { ReconServerLive } from "../http/ReconServer.ts"
-import { WalletServerLive } from "../http/WalletServer.ts"
-import { WorkerLive } from "../loops/Runtime.ts"
 
 export type Command = "recon" | "worker" | "admin" | "wallet" | "all" | "migrate"
 
@@ -24,6 +20,13 @@ const DEV_TOKEN_FILE = ".data/dev-tokens.env"
 
 /** Built before the service it is provided to, so its line is written once that service has stopped. */
 const stopLine = (line: string) => Layer.effectDiscard(Effect.addFinalizer(() => Effect.logInfo(line)))
+
+/**
+ * A service's layer from its module, loaded only when the command runs that service: a worker
+ * container does not carry the code (and the memory) of admin_service's dashboard, and so on.
+ */
+const loaded = <M, ROut, E, RIn>(load: () => Promise<M>, layer: (module: M) => Layer.Layer<ROut, E, RIn>) =>
+  Layer.unwrap(Effect.map(Effect.promise(load), layer))
 
 export const main = (command: Command, args: ReadonlyArray<string>) => {
   // `all --demo`: the same services on the demo's own embedded database, with the simulated phone.
@@ -77,14 +80,30 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     console.log(lines.join("\n"))
   }))
   const app = Layer.mergeAll(
-    recon ? ReconServerLive(recon, http).pipe(Layer.provide([stopLine("recon_service stopped"), servicePool("recon_service")])) : Layer.empty,
-    worker ? WorkerLive(worker, http).pipe(Layer.provide([stopLine("recon_worker stopped"), servicePool("recon_worker")])) : Layer.empty,
-    admin ? AdminServerLive(admin, http).pipe(Layer.provide([stopLine("admin_service stopped"), servicePool("admin_service")])) : Layer.empty,
-    wallet ? WalletServerLive(wallet, http).pipe(Layer.provide([stopLine("wallet_service stopped"), servicePool("wallet_service")])) : Layer.empty,
+    recon
+      ? loaded(() => import("../http/ReconServer.ts"), (m) => m.ReconServerLive(recon, http)).pipe(
+        Layer.provide([stopLine("recon_service stopped"), servicePool("recon_service")])
+      )
+      : Layer.empty,
+    worker
+      ? loaded(() => import("../loops/Runtime.ts"), (m) => m.WorkerLive(worker, http)).pipe(
+        Layer.provide([stopLine("recon_worker stopped"), servicePool("recon_worker")])
+      )
+      : Layer.empty,
+    admin
+      ? loaded(() => import("../admin/AdminServer.ts"), (m) => m.AdminServerLive(admin, http)).pipe(
+        Layer.provide([stopLine("admin_service stopped"), servicePool("admin_service")])
+      )
+      : Layer.empty,
+    wallet
+      ? loaded(() => import("../http/WalletServer.ts"), (m) => m.WalletServerLive(wallet, http)).pipe(
+        Layer.provide([stopLine("wallet_service stopped"), servicePool("wallet_service")])
+      )
+      : Layer.empty,
     announce,
     // Loaded only for the demo: the real services never carry it.
     demo && admin && worker
-      ? Layer.unwrap(Effect.map(Effect.promise(() => import("../demo/Demo.ts")), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port })))
+      ? loaded(() => import("../demo/Demo.ts"), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port }))
       : Layer.empty
   ).pipe(
     Layer.provide(Migrated),

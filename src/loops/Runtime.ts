@@ -15,6 +15,7 @@ import { IngestStore } from "../db/IngestStore.ts"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
 import { Components } from "../health/Components.ts"
 import * as Heartbeat from "../health/Heartbeat.ts"
+import { memoryTrim } from "../health/MemoryTrim.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { PushServerLive } from "../http/PushServer.ts"
 import { loops as allLoops } from "./index.ts"
@@ -77,6 +78,7 @@ const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: Runti
     const escalated = Effect.raceFirst(supervisor.await, components.await)
     yield* Effect.forkScoped(escalated.pipe(Effect.catch(fatal.stop)))
     yield* components.run("change_listener", listenForChanges(loops, kicks))
+    yield* components.run("memory_trim", memoryTrim)
     return { supervisor, components, loops }
   }))
 
