@@ -21,6 +21,11 @@ const walletHandlers = HttpApiBuilder.group(WalletApi, "wallet", Effect.fn(funct
         Effect.map(({ depositId, replayed }) => ok({ deposit_id: depositId, status: "approved" as const, replayed })),
         answered
       ))
+    .handle("agreeBatch", ({ payload }) =>
+      store.agreeBatch(payload.items.map((item) => ({ depositId: item.deposit_id, smsId: item.sms_id ?? null }))).pipe(
+        Effect.map((agreed) => ok({ items: agreed.map((a) => ({ deposit_id: a.depositId, outcome: a.outcome, detail: a.detail })) })),
+        answered
+      ))
     .handle("balance", ({ query }) =>
       store.balance(query.player_id).pipe(
         Effect.map((balance) => ok({ player_id: query.player_id, balance })),

@@ -10,18 +10,18 @@ import { SqlClient } from "effect/sql"
 import { AdminClient } from "../clients/AdminClient.ts"
 import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../clients/WalletClient.ts"
 import * as MatchStore from "../db/MatchStore.ts"
+import { AGREE_BATCH_MAX } from "../http/WalletApi.ts"
 import { Kicks, type Loop } from "./Loop.ts"
 import * as WalletCalls from "./WalletCalls.ts"
 
 /** SMS decided per pass at most: a backlog is many short passes. */
 export const BATCH = 200
-/**
- * Wallet calls in flight at once. Generous: a call the wallet holds until the timeout keeps its
- * place for 5 s, and the others must not queue behind a few of those.
- */
-export const WALLET_CONCURRENCY = 64
-/** SMS handed to the wallet calls and not yet recorded, at most: what waits behind the calls in flight is sent within one timeout. */
-export const OUTSTANDING = 2 * WALLET_CONCURRENCY
+/** Wallet calls answering at once; each takes up to AGREE_BATCH_MAX SMS (what waits when it starts). */
+export const WALLET_CONCURRENCY = 8
+/** A call the wallet holds longer gives its place to the next: a held call delays only its own SMS. */
+export const SLOW_CALL = Duration.millis(500)
+/** SMS handed to the wallet calls and not yet recorded, at most: a pass leases no more than the room left. */
+export const OUTSTANDING = WALLET_CONCURRENCY * AGREE_BATCH_MAX
 /**
  * How long an approving SMS is this process's once leased: its wait behind the calls in flight
  * and its own call, past the client's timeout, so only a process that died leaves one for
@@ -100,13 +100,15 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
       wallet,
       timeout: DEFAULT_WALLET_TIMEOUT,
       concurrency: WALLET_CONCURRENCY,
+      slowAfter: SLOW_CALL,
+      batch: AGREE_BATCH_MAX,
       limit: OUTSTANDING,
       onRecorded: (recorded) =>
         Effect.gen(function*() {
           // A review freed its deposit (match_recheck): another SMS may take it.
           if (recorded.reviews > 0) yield* Effect.andThen(requestSync, kick)
           if (recorded.retryAt !== undefined) yield* wakeBy(recorded.retryAt)
-          if (wantsRoom && recorded.room >= WALLET_CONCURRENCY / 2) {
+          if (wantsRoom && recorded.room >= AGREE_BATCH_MAX) {
             wantsRoom = false
             yield* kick
           }

@@ -1,11 +1,13 @@
 // order_match_loop's wallet calls, in flight continuously: a pass hands its leased approving SMS
-// over and ends; up to `concurrency` calls run at once, and each answer is recorded as it arrives,
-// with whatever other answers arrived meanwhile, in one statement. A held call delays only its own
-// SMS. Lives in the loop's scope: a sender or the recorder dying ends the loop's fiber (readiness
-// false, the supervisor restarts it), and one stuck past its own timeout is found by `check`,
-// which every pass runs. Closing the scope records the answers received and gives the other
-// leases back, so those SMS are sent again at once (a replay credits nothing).
-import { Cause, Clock, Duration, Effect, Exit, FiberSet, Queue, Random, Schedule } from "effect"
+// over and ends. A call takes whatever waits (one SMS when traffic is light, up to a batch under
+// load: one agree_batch request, one wallet transaction); up to `concurrency` calls answer at once,
+// and one the wallet holds past `slowAfter` gives its place to the next, so a held call delays only
+// its own SMS. Each answer is recorded as it arrives, with whatever others arrived meanwhile, in
+// one statement. Lives in the loop's scope: a call, the dispatcher or the recorder dying ends the
+// loop's fiber (readiness false, the supervisor restarts it), and one stuck past its own timeout is
+// found by `check`, which every pass runs. Closing the scope records the answers received and
+// gives the other leases back, so those SMS are sent again at once (a replay credits nothing).
+import { Cause, Clock, Duration, Effect, Exit, Fiber, FiberSet, Queue, Random, Schedule, Semaphore } from "effect"
 import { SqlError } from "effect/sql"
 import type { AgreeOutcome, WalletClient } from "../clients/WalletClient.ts"
 import { isDatabaseAway } from "../db/Database.ts"
@@ -33,8 +35,12 @@ export interface WalletCallsOptions {
   readonly wallet: WalletClient["Service"]
   /** The wallet client's own timeout: a call never runs longer unless something is broken. */
   readonly timeout: Duration.Input
-  /** Calls in flight at once. */
+  /** Calls answering at once. */
   readonly concurrency: number
+  /** A call still unanswered after this long no longer counts against `concurrency`. */
+  readonly slowAfter: Duration.Input
+  /** SMS per call at most. */
+  readonly batch: number
   /** SMS handed over and not yet recorded, at most (the room a pass may fill). */
   readonly limit: number
   /** After each recorded group: what it held, and the earliest time one of them is due again. */
@@ -60,7 +66,7 @@ export interface WalletCalls {
   readonly check: Effect.Effect<void>
 }
 
-/** A call's result: the outcome to record, or none (not sent: its lease would have run out first). */
+/** One SMS's result: the outcome to record, or none (not sent: its lease would have run out first). */
 interface Answer {
   readonly due: Due
   readonly outcome: Outcome | undefined
@@ -70,24 +76,22 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
   const { store, wallet } = options
   const timeoutMillis = Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
   const graceMillis = Duration.toMillis(STUCK_GRACE)
+  const slots = yield* Semaphore.make(options.concurrency)
+  let free = options.concurrency
   const queue = yield* Queue.unbounded<Due>()
   const answers = yield* Queue.unbounded<Answer>()
   // Handed over and not yet recorded or given back, by SMS id.
   const outstanding = new Map<number, Due>()
-  // What each sender and the recorder is doing, since when (for `check`).
+  // Each call in flight and the recorder at work, since when (for `check`).
   const busy = new Map<string, { readonly since: number; readonly limit: number }>()
+  let callsMade = 0
   // The group being recorded: recorded again on close if the statement was cut off.
   let recording: ReadonlyArray<Answer> = []
   let lastWarning = -Infinity
   const loop = yield* Effect.fiber
 
-  const call = (due: Due) =>
+  const outcomeOf = (due: Due, outcome: AgreeOutcome, now: number) =>
     Effect.gen(function*() {
-      const started = yield* Clock.currentTimeMillis
-      // Another process may take the SMS once its lease runs out: never call past it.
-      if (started + timeoutMillis >= due.leaseUntil) return undefined
-      const outcome: AgreeOutcome = yield* wallet.agree({ depositId: due.depositId, smsId: due.id })
-      const now = yield* Clock.currentTimeMillis
       const attempts = due.attempts + 1
       const status = statusAfter(outcome)
       const result: Outcome = {
@@ -101,14 +105,44 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
       return result
     })
 
-  const sender = (name: string) =>
-    Effect.forever(Effect.gen(function*() {
-      const due = yield* Queue.take(queue)
-      busy.set(name, { since: yield* Clock.currentTimeMillis, limit: timeoutMillis + graceMillis })
-      const outcome = yield* call(due)
-      busy.delete(name)
-      yield* Queue.offer(answers, { due, outcome })
-    }))
+  /** One call for `batch`, holding a slot until it is answered or has been slow for `slowAfter`. */
+  const call = (batch: ReadonlyArray<Due>) =>
+    Effect.gen(function*() {
+      const name = `wallet call ${++callsMade}`
+      let released = false
+      const release = Effect.suspend(() => {
+        if (released) return Effect.void
+        released = true
+        free++
+        return Semaphore.release(slots, 1)
+      })
+      const slow = yield* Effect.forkChild(Effect.andThen(Effect.sleep(options.slowAfter), release))
+      const started = yield* Clock.currentTimeMillis
+      // Another process may take an SMS once its lease runs out: never call past it.
+      const late = batch.filter((due) => started + timeoutMillis >= due.leaseUntil)
+      const sent = batch.filter((due) => started + timeoutMillis < due.leaseUntil)
+      yield* Queue.offerAll(answers, late.map((due) => ({ due, outcome: undefined })))
+      if (sent.length > 0) {
+        busy.set(name, { since: started, limit: timeoutMillis + graceMillis })
+        const outcomes = yield* wallet.agreeBatch(sent.map((due) => ({ depositId: due.depositId, smsId: due.id })))
+        busy.delete(name)
+        const now = yield* Clock.currentTimeMillis
+        yield* Queue.offerAll(answers, yield* Effect.forEach(sent, (due, i) => Effect.map(outcomeOf(due, outcomes[i]!, now), (outcome) => ({ due, outcome }))))
+      }
+      yield* Fiber.interrupt(slow)
+      yield* release
+    })
+
+  // Takes a slot, then its share of what waits (spread over the free slots: one SMS per call when
+  // traffic is light, whole batches once every slot is busy), and starts its call.
+  const dispatcher = Effect.forever(Effect.gen(function*() {
+    yield* Semaphore.take(slots, 1)
+    free--
+    const waiting = yield* Queue.size(queue)
+    const share = Math.min(options.batch, Math.max(1, Math.ceil(waiting / (free + 1))))
+    const batch = yield* Queue.takeBetween(queue, 1, share)
+    yield* supervised(call(batch))
+  }))
 
   /** One group written: answers in one statement, leases not used given back in another. */
   const write = (group: ReadonlyArray<Answer>) =>
@@ -161,7 +195,7 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
 
   const recorder = Effect.forever(Effect.flatMap(Queue.takeBetween(answers, 1, RECORD_GROUP), recordGroup))
 
-  const workers = yield* FiberSet.make<never, unknown>()
+  const workers = yield* FiberSet.make<unknown, unknown>()
   // Registered after the FiberSet, so it runs before the set's own clean-up: the fibers are stopped
   // here first, then what they left is written down.
   yield* Effect.addFinalizer(() =>
@@ -176,12 +210,12 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
       outstanding.clear()
     })
   )
-  const supervised = <E>(effect: Effect.Effect<never, E>) =>
+  const supervised = <A, E>(effect: Effect.Effect<A, E>) =>
     FiberSet.run(workers, effect.pipe(
       // Not when it is interrupted: that is the scope closing, the loop ending already.
       Effect.onExit((exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)
     ))
-  for (let i = 0; i < options.concurrency; i++) yield* supervised(sender(`sender ${i}`))
+  yield* supervised(dispatcher)
   yield* supervised(recorder)
 
   const calls: WalletCalls = {

@@ -122,8 +122,9 @@ export interface WalletCall {
 }
 
 /**
- * A stand-in for wallet_service in front of the real one: each call's fate comes from `fateOf`
- * (by call number); held answers wait for `releaseHeld` (or the end of the test's scope).
+ * A stand-in for wallet_service in front of the real one: each request's fate comes from `fateOf`
+ * (by request number), and `calls` has one entry per SMS it carried (agree: one; agree_batch: each
+ * item); held answers wait for `releaseHeld` (or the end of the test's scope).
  */
 export const walletStandIn = (target: string, initial: (n: number) => Fate = () => "forward") =>
   Effect.gen(function*() {
@@ -132,17 +133,20 @@ export const walletStandIn = (target: string, initial: (n: number) => Fate = () 
     let held: Array<{ readonly send: () => void; readonly open: () => boolean }> = []
     // Called with each forwarded call's answer from the real wallet, before the stand-in answers.
     let onForwarded: (call: WalletCall, body: unknown) => void = () => {}
+    let requests = 0
     const url = yield* serveLoopback((req, res, body) => {
-      const n = log.calls.length
-      let parsed: { deposit_id?: number; sms_id?: number } = {}
+      const n = requests++
+      type Item = { deposit_id?: number; sms_id?: number }
+      let parsed: Item & { items?: Array<Item> } = {}
       try {
         parsed = JSON.parse(body)
       } catch {
         // forwarded as it is
       }
       const fate = fateOf(n)
-      const call = { depositId: parsed.deposit_id ?? 0, smsId: parsed.sms_id ?? 0, fate }
-      log.record(call)
+      const carried = (parsed.items ?? [parsed]).map((item) => ({ depositId: item.deposit_id ?? 0, smsId: item.sms_id ?? 0, fate }))
+      for (const one of carried) log.record(one)
+      const call = carried[0]!
       if (fate === "fail-before" || fate === "down") return json(res, 503, { status: 503, msg: "unavailable", data: null })
       void fetch(`${target}${req.url}`, {
         method: req.method ?? "POST",

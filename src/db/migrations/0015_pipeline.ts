@@ -1,7 +1,8 @@
 // The money path in fewer round trips (issue 22): the SmsForwarder signature recorded in the ingest
 // statement; a version of the template table that only a change moves (parse_loop reloads on it,
 // read in its claim); the deposits to look at again for unmatched SMS, queued by triggers instead
-// of searched on every pass; and order_match_loop's whole decision as one function.
+// of searched on every pass; order_match_loop's whole decision as one function; and
+// wallet_service's approval of several deposits in one transaction.
 export default [
   // Statement-level, once per writing statement: the version parse_loop compares with the one it
   // compiled, read in the statement that claims SMS (no read of its own). A row, not a sequence: a
@@ -240,6 +241,39 @@ export default [
           v_item.device_id, v_item.sender, v_item.sender_normalized, v_item.body, v_item.normalized_body,
           v_item.remote_id, v_item.received_at, v_item.remote_device_id, COALESCE(v_item.ensure_device, false),
           p_window) AS stored;
+      END LOOP;
+    END
+    $fn$`,
+
+  // wallet_service's POST /deposit/agree_batch: each item decided exactly as wallet.agree decides
+  // one (the same function, the same constraints), all in one transaction and one commit. Each in
+  // its own subtransaction, so the unique_violation of two deposits racing for one SMS makes that
+  // item a conflict, not the batch a failure. Items are taken in (player, deposit) order, the order
+  // in which an approval locks its deposit and then its player's balance, so concurrent batches
+  // never wait on each other in a circle. Answers each item's outcome by its place in p_items.
+  `CREATE FUNCTION wallet.agree_batch(p_items jsonb)
+    RETURNS TABLE (ord bigint, outcome text, detail text)
+    LANGUAGE plpgsql VOLATILE AS $fn$
+    DECLARE
+      v_item record;
+      v_outcome text;
+      v_detail text;
+    BEGIN
+      FOR v_item IN
+        SELECT i.ord AS item_ord, x.deposit_id AS item_deposit, x.sms_id AS item_sms
+        FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(item, ord),
+          jsonb_to_record(i.item) AS x(deposit_id bigint, sms_id bigint)
+        LEFT JOIN recon.deposit AS d ON d.id = x.deposit_id
+        ORDER BY d.player_id NULLS LAST, x.deposit_id, i.ord
+      LOOP
+        BEGIN
+          SELECT a.outcome, a.detail INTO v_outcome, v_detail FROM wallet.agree(v_item.item_deposit, v_item.item_sms) AS a;
+        EXCEPTION WHEN unique_violation THEN
+          v_outcome := 'conflict';
+          v_detail := CASE WHEN v_item.item_sms IS NULL THEN 'the SMS already funds another deposit'
+            ELSE format('SMS %s already funds another deposit', v_item.item_sms) END;
+        END;
+        RETURN QUERY SELECT v_item.item_ord, v_outcome, v_detail;
       END LOOP;
     END
     $fn$`
