@@ -121,9 +121,9 @@ export interface Service {
   readonly exited: Promise<number | null>
 }
 
-/** `node <entry> <command>` with only `env` (and PATH) in its environment; its output goes to ours when `verbose`. */
-export const startService = async (command: string, portKey: string, env: Record<string, string>, verbose = false): Promise<Service> => {
-  const port = await freePort()
+/** `node <entry> <command>` with only `env` (and PATH) in its environment, on `port` (default: a free one); its output goes to ours when `verbose`. */
+export const startService = async (command: string, portKey: string, env: Record<string, string>, verbose = false, fixedPort?: number): Promise<Service> => {
+  const port = fixedPort ?? await freePort()
   // BENCH_NODE_ARGS: Node flags for the services (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"); given
   // here, with the service flags of main.ts, so the process is not replaced by one without them.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")

@@ -23,11 +23,11 @@ export const SLOW_CALL = Duration.millis(500)
 /** SMS handed to the wallet calls and not yet recorded, at most: a pass leases no more than the room left. */
 export const OUTSTANDING = WALLET_CONCURRENCY * AGREE_BATCH_MAX
 /**
- * How long an approving SMS is this process's once leased: its wait behind the calls in flight
- * and its own call, past the client's timeout, so only a process that died leaves one for
- * another to send again.
+ * How long an approving SMS is this process's once leased: its short wait for a call and the
+ * call itself, past the client's timeout (a call is only started while the lease outlasts it), so
+ * only a process that died leaves one for another to send again, this long after it leased it.
  */
-export const LEASE = Duration.sum(Duration.times(DEFAULT_WALLET_TIMEOUT, 2), Duration.seconds(5))
+export const LEASE = Duration.sum(DEFAULT_WALLET_TIMEOUT, Duration.seconds(3))
 /** A retry falls due this long after another pass at the earliest: no pass is woken for one SMS at a time. */
 const WAKE_MIN_MILLIS = 100
 /** admin_service sync retries: 500 ms, 1 s, 2 s … at most 30 s apart; after this many, its own 10 s tick catches up. */

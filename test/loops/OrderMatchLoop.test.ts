@@ -276,7 +276,7 @@ describe("the wallet's answers", () => {
       const deposits = yield* Effect.promise(() => addPlayersWithDeposits(db, "flaky", 200))
       yield* Effect.promise(() => addParsedSmsBatch(db, "flaky", 200))
       yield* kicks.kick("order_match_loop")
-      // Several passes: timeouts (5 s), backoffs (1 s, 2 s …), leases (15 s) all on the test clock.
+      // Several passes: timeouts (5 s), backoffs (1 s, 2 s …), leases (8 s) all on the test clock.
       yield* advance(60_000, 500)
       assert.isTrue(yield* registry.ready, "the worker stays ready through the wallet's failures")
       const during = yield* Effect.promise(() => smsStatuses(db))

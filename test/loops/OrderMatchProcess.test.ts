@@ -64,7 +64,7 @@ describe("worker processes", () => {
       standIn.setOnForwarded(() => {})
       const second = yield* startWorker(db, standIn.url)
       assert.isTrue(yield* Effect.promise(() => waitForUrl(`${second.base}/health/live`, 60_000)), second.output())
-      // The dead worker's lease (timeout + 10 s) runs out, then the SMS is sent again.
+      // The dead worker's lease (timeout + 3 s) runs out, then the SMS is sent again.
       yield* until("approved after the restart", async () => (await smsState(db, sms)).status === "approved", 60_000)
       const state = yield* Effect.promise(() => smsState(db, sms))
       assert.strictEqual(state.match.wallet.answer, "replayed")
