@@ -18,9 +18,9 @@ describe("migrations", () => {
         WHERE table_schema IN ('recon', 'wallet', 'admin') ORDER BY 1`
     }))
     assert.deepStrictEqual(tables.map((t) => t.name), [
-      "admin.operator", "admin.signing_key", "recon.deposit", "recon.player", "recon.push_signature", "recon.schema_migrations", "recon.shooter_device",
-      "recon.shooter_phone", "recon.shooter_push", "recon.shooter_sms", "recon.shooter_template_recharge", "recon.sms_decision", "recon.sms_status_count",
-      "recon.worker_cursor", "wallet.balance", "wallet.ledger"
+      "admin.operator", "admin.signing_key", "recon.deposit", "recon.match_recheck", "recon.player", "recon.push_signature", "recon.schema_migrations",
+      "recon.shooter_device", "recon.shooter_phone", "recon.shooter_push", "recon.shooter_sms", "recon.shooter_template_recharge", "recon.sms_decision",
+      "recon.sms_status_count", "recon.template_version", "recon.worker_cursor", "wallet.balance", "wallet.ledger"
     ])
   })
 })

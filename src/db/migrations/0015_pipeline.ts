@@ -73,7 +73,8 @@ export default [
   // deposits queued in match_recheck, are claimed (SKIP LOCKED) and decided under the locks of
   // their names (recon.lock_match_keys, key order), each seeing the approvals decided before it;
   // the room left goes to due SMS again. Times come from the caller's clock (p_now, p_until: the
-  // lease of the approvals it will send); the 24 h window of unmatched SMS is the server's.
+  // lease of the approvals it will send); the 24 h window of unmatched SMS is the server's. The
+  // decisions are written by one statement at the end.
   `CREATE FUNCTION recon.match_pass(p_now timestamptz, p_until timestamptz, p_room integer, p_batch integer, p_window interval)
     RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $fn$
     DECLARE
@@ -92,6 +93,8 @@ export default [
       v_reason text;
       v_deposit bigint;
       v_approving jsonb := '[]';
+      v_writes jsonb := '[]';
+      v_taken bigint[] := '{}';
       v_approvals integer := 0;
       v_reviews integer := 0;
       v_unmatched_changed integer := 0;
@@ -132,13 +135,13 @@ export default [
           v_decision := 'unmatched';
           v_reason := 'the SMS has no payer name or amount to match on';
         ELSE
-          -- Pending deposits of this name and amount that no SMS is being approved against (an
-          -- approval decided earlier in this loop included).
+          -- Pending deposits of this name and amount that no SMS is being approved against, nor
+          -- taken by an approval decided earlier in this loop.
           SELECT coalesce(jsonb_agg(jsonb_build_object('deposit_id', d.id, 'player_id', d.player_id,
               'from_bank_owner', d.from_bank_owner, 'amount', d.amount::text) ORDER BY d.id), '[]'), count(*)
             INTO v_candidates, v_n
             FROM recon.deposit AS d
-            WHERE d.status = 'pending' AND d.owner_key = v_sms.key AND d.amount = v_sms.amount
+            WHERE d.status = 'pending' AND d.owner_key = v_sms.key AND d.amount = v_sms.amount AND d.id <> ALL (v_taken)
               AND NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS a WHERE a.status = 'approving' AND a.deposit_id = d.id);
           SELECT count(*), coalesce(to_jsonb((array_agg(id ORDER BY id))[1:10]), '[]')
             INTO v_player_count, v_players
@@ -160,16 +163,12 @@ export default [
         END IF;
         -- An unmatched SMS still without a candidate is left as it is.
         CONTINUE WHEN v_sms.status = 'unmatched' AND v_decision = 'unmatched';
-        UPDATE recon.shooter_sms SET
-          status = v_decision, deposit_id = v_deposit,
-          match_detail = jsonb_build_object('decision', v_decision, 'reason', v_reason, 'name_key', v_sms.key,
+        v_writes := v_writes || jsonb_build_object('id', v_sms.id, 'status', v_decision, 'deposit_id', v_deposit,
+          'detail', jsonb_build_object('decision', v_decision, 'reason', v_reason, 'name_key', v_sms.key,
             'amount', v_sms.amount::text, 'candidates', v_candidates, 'players', v_players,
-            'player_count', v_player_count, 'decided_at', v_decided_at),
-          match_attempts = 0,
-          match_next_at = CASE WHEN v_decision = 'approving' THEN p_until END,
-          updated_at = now()
-        WHERE id = v_sms.id;
+            'player_count', v_player_count, 'decided_at', v_decided_at));
         IF v_decision = 'approving' THEN
+          v_taken := v_taken || v_deposit;
           v_approving := v_approving || jsonb_build_array(jsonb_build_array(v_sms.id, v_deposit, 0));
           v_approvals := v_approvals + 1;
         ELSIF v_decision = 'manual_review' THEN
@@ -180,6 +179,12 @@ export default [
           v_unmatched_changed := v_unmatched_changed + 1;
         END IF;
       END LOOP;
+      -- The decisions in one statement (each approval leased until p_until).
+      UPDATE recon.shooter_sms AS s SET
+        status = x.status, deposit_id = x.deposit_id, match_detail = x.detail, match_attempts = 0,
+        match_next_at = CASE WHEN x.status = 'approving' THEN p_until END, updated_at = now()
+      FROM jsonb_to_recordset(v_writes) AS x(id bigint, status text, deposit_id bigint, detail jsonb)
+      WHERE s.id = x.id;
       UPDATE recon.deposit SET task_status = 6
         WHERE id = ANY (v_flagged) AND status = 'pending' AND task_status IS DISTINCT FROM 6;
 
