@@ -21,6 +21,7 @@ import { join } from "node:path"
 import { freePort } from "../src/db/EmbeddedPostgres.ts"
 import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
 import {
+  arrangeDeposits,
   benchDatabase,
   DEPOSIT_SENDER,
   depositText,
@@ -53,18 +54,7 @@ if (db.restart === undefined) {
   process.exit(2)
 }
 
-await db.run(Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  for (let d = 0; d < DEVICES; d++) {
-    yield* sql`INSERT INTO recon.shooter_device (device_id, trusted) VALUES (${`phone-${d}`}, true)`
-    yield* sql`INSERT INTO recon.shooter_push (device_id, format, secret) VALUES (${`phone-${d}`}, 'smsforwarder', ${SECRET})`
-  }
-  yield* sql`INSERT INTO recon.shooter_phone (phone) VALUES (${DEPOSIT_SENDER})`
-  const names = JSON.stringify(Array.from({ length: SMS }, (_, i) => hangulName(i)))
-  yield* sql`WITH p AS (INSERT INTO recon.player (name) SELECT jsonb_array_elements_text(${names}::jsonb) RETURNING id, name)
-    INSERT INTO recon.deposit (player_id, from_bank_owner, amount) SELECT id, name, 10000 FROM p`
-  yield* sql`ANALYZE recon.player, recon.deposit`
-}))
+await arrangeDeposits(db, { prefix: "phone", devices: DEVICES, secret: SECRET, names: Array.from({ length: SMS }, (_, i) => i) })
 
 // wallet_service, and the fault-injecting proxy in front of it.
 const wallet = await startService("wallet", "SVC_WALLET_PORT", { DATABASE_URL: db.url, SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN })

@@ -18,6 +18,7 @@ import { cpus } from "node:os"
 import { join } from "node:path"
 import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
 import {
+  arrangeDeposits,
   benchDatabase,
   cpuTicks,
   DEPOSIT_SENDER,
@@ -51,25 +52,15 @@ const ms = (n: number) => `${n.toFixed(1)} ms`
 report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${process.version}, ${db.embedded ? "embedded PostgreSQL (durable: fsync on)" : "DATABASE_URL"}; services: ${reconEntry()}; load average ${loadAverage()}`)
 
 const steadyCount = RATE * STEADY_SECONDS
+await arrangeDeposits(db, {
+  prefix: "bench",
+  devices: DEVICES,
+  secret: SECRET,
+  names: [...Array.from({ length: 200 }, (_, i) => WARM + i), ...Array.from({ length: steadyCount }, (_, i) => STEADY + i),
+    ...Array.from({ length: BURST }, (_, i) => BURST_FROM + i)]
+})
 await db.run(Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  for (let d = 0; d < DEVICES; d++) {
-    yield* sql`INSERT INTO recon.shooter_device (device_id, trusted) VALUES (${`bench-${d}`}, true)`
-    yield* sql`INSERT INTO recon.shooter_push (device_id, format, secret) VALUES (${`bench-${d}`}, 'smsforwarder', ${SECRET})`
-  }
-  yield* sql`INSERT INTO recon.shooter_phone (phone) VALUES (${DEPOSIT_SENDER})`
-  // One player and one pending deposit of 10,000 per SMS to come.
-  const names = [...Array.from({ length: 200 }, (_, i) => WARM + i), ...Array.from({ length: steadyCount }, (_, i) => STEADY + i),
-    ...Array.from({ length: BURST }, (_, i) => BURST_FROM + i)].map(hangulName)
-  for (let from = 0; from < names.length; from += 10_000) {
-    const chunk = JSON.stringify(names.slice(from, from + 10_000))
-    yield* sql`WITH p AS (INSERT INTO recon.player (name) SELECT jsonb_array_elements_text(${chunk}::jsonb) RETURNING id, name)
-      INSERT INTO recon.deposit (player_id, from_bank_owner, amount) SELECT id, name, 10000 FROM p`
-  }
-  yield* sql`CREATE TABLE public.bench_commit (id serial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())`
-  // Only the tables filled here: statistics saying the others are empty would give every
-  // plan cached from now on a sequential scan (until autovacuum analyses them again).
-  yield* sql`ANALYZE recon.player, recon.deposit`
+  yield* (yield* SqlClient.SqlClient)`CREATE TABLE public.bench_commit (id serial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())`
 }))
 
 const wallet = await startService("wallet", "SVC_WALLET_PORT", { DATABASE_URL: db.url, SVC_INTERNAL_SERVICE_TOKEN_RECON: TOKEN })

@@ -105,6 +105,35 @@ export const depositText = (name: string, amount: number, balance: number) =>
 export const DEPOSIT_SENDER = "15778000"
 
 /**
+ * The world of a money-path benchmark: `devices` trusted SmsForwarder phones `<prefix>-i` with
+ * `secret`, the bank's sender whitelisted, and one player with one pending deposit of 10,000 per
+ * name index (the SMS to come: `depositText(hangulName(i), 10_000, …)`).
+ */
+export const arrangeDeposits = (db: BenchDatabase, options: {
+  readonly prefix: string
+  readonly devices: number
+  readonly secret: string
+  readonly names: ReadonlyArray<number>
+}) =>
+  db.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (let d = 0; d < options.devices; d++) {
+      yield* sql`INSERT INTO recon.shooter_device (device_id, trusted) VALUES (${`${options.prefix}-${d}`}, true)`
+      yield* sql`INSERT INTO recon.shooter_push (device_id, format, secret) VALUES (${`${options.prefix}-${d}`}, 'smsforwarder', ${options.secret})`
+    }
+    yield* sql`INSERT INTO recon.shooter_phone (phone) VALUES (${DEPOSIT_SENDER})`
+    const names = options.names.map(hangulName)
+    for (let from = 0; from < names.length; from += 10_000) {
+      const chunk = JSON.stringify(names.slice(from, from + 10_000))
+      yield* sql`WITH p AS (INSERT INTO recon.player (name) SELECT jsonb_array_elements_text(${chunk}::jsonb) RETURNING id, name)
+        INSERT INTO recon.deposit (player_id, from_bank_owner, amount) SELECT id, name, 10000 FROM p`
+    }
+    // Only the tables filled here: statistics saying the others are empty would give every plan
+    // cached from now on a sequential scan (until autovacuum analyses them again).
+    yield* sql`ANALYZE recon.player, recon.deposit`
+  }))
+
+/**
  * The recon checkout whose services run: RECON_DIR (another checkout's built dist, e.g. main's, for
  * "before" figures), else this one; its `dist/main.js` when built, else `src/main.ts`.
  */

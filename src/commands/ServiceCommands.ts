@@ -21,12 +21,24 @@ const DEV_TOKEN_FILE = ".data/dev-tokens.env"
 /** Built before the service it is provided to, so its line is written once that service has stopped. */
 const stopLine = (line: string) => Layer.effectDiscard(Effect.addFinalizer(() => Effect.logInfo(line)))
 
-/**
- * A service's layer from its module, loaded only when the command runs that service: a worker
- * container does not carry the code (and the memory) of admin_service's dashboard, and so on.
- */
+/** A layer from a module loaded only when the layer is built. */
 const loaded = <M, ROut, E, RIn>(load: () => Promise<M>, layer: (module: M) => Layer.Layer<ROut, E, RIn>) =>
   Layer.unwrap(Effect.map(Effect.promise(load), layer))
+
+/**
+ * A service the command runs (its settings read), on its own pool, with its stop line; its module
+ * is loaded only then: a worker container does not carry the code (and the memory) of
+ * admin_service's dashboard, and so on.
+ */
+const service = <S, M, ROut, E, RIn>(
+  settings: S | undefined,
+  pool: "recon_service" | "recon_worker" | "admin_service" | "wallet_service",
+  load: () => Promise<M>,
+  layer: (module: M, settings: S) => Layer.Layer<ROut, E, RIn>
+) =>
+  settings === undefined
+    ? Layer.empty
+    : loaded(load, (module) => layer(module, settings)).pipe(Layer.provide([stopLine(`${pool} stopped`), servicePool(pool)]))
 
 export const main = (command: Command, args: ReadonlyArray<string>) => {
   // `all --demo`: the same services on the demo's own embedded database, with the simulated phone.
@@ -80,26 +92,10 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     console.log(lines.join("\n"))
   }))
   const app = Layer.mergeAll(
-    recon
-      ? loaded(() => import("../http/ReconServer.ts"), (m) => m.ReconServerLive(recon, http)).pipe(
-        Layer.provide([stopLine("recon_service stopped"), servicePool("recon_service")])
-      )
-      : Layer.empty,
-    worker
-      ? loaded(() => import("../loops/Runtime.ts"), (m) => m.WorkerLive(worker, http)).pipe(
-        Layer.provide([stopLine("recon_worker stopped"), servicePool("recon_worker")])
-      )
-      : Layer.empty,
-    admin
-      ? loaded(() => import("../admin/AdminServer.ts"), (m) => m.AdminServerLive(admin, http)).pipe(
-        Layer.provide([stopLine("admin_service stopped"), servicePool("admin_service")])
-      )
-      : Layer.empty,
-    wallet
-      ? loaded(() => import("../http/WalletServer.ts"), (m) => m.WalletServerLive(wallet, http)).pipe(
-        Layer.provide([stopLine("wallet_service stopped"), servicePool("wallet_service")])
-      )
-      : Layer.empty,
+    service(recon, "recon_service", () => import("../http/ReconServer.ts"), (m, settings) => m.ReconServerLive(settings, http)),
+    service(worker, "recon_worker", () => import("../loops/Runtime.ts"), (m, settings) => m.WorkerLive(settings, http)),
+    service(admin, "admin_service", () => import("../admin/AdminServer.ts"), (m, settings) => m.AdminServerLive(settings, http)),
+    service(wallet, "wallet_service", () => import("../http/WalletServer.ts"), (m, settings) => m.WalletServerLive(settings, http)),
     announce,
     // Loaded only for the demo: the real services never carry it.
     demo && admin && worker

@@ -5,13 +5,13 @@
 // wallet calls (WalletCalls.ts), which run continuously beside the passes and record each answer as
 // it arrives; a wallet outage leaves SMS approving, re-sent with backoff per SMS, and the pass
 // still succeeds (DESIGN section 8).
-import { Cause, Clock, Duration, Effect, Exit, FiberHandle, Queue } from "effect"
+import { Clock, Duration, Effect, FiberHandle, Queue } from "effect"
 import { SqlClient } from "effect/sql"
 import { AdminClient } from "../clients/AdminClient.ts"
 import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../clients/WalletClient.ts"
 import * as MatchStore from "../db/MatchStore.ts"
 import { AGREE_BATCH_MAX } from "../http/WalletApi.ts"
-import { Kicks, type Loop } from "./Loop.ts"
+import { endsLoopOnFailure, Kicks, type Loop } from "./Loop.ts"
 import * as WalletCalls from "./WalletCalls.ts"
 
 /** SMS decided per pass at most: a backlog is many short passes. */
@@ -59,10 +59,7 @@ const adminSyncer = Effect.gen(function*() {
       yield* Effect.sleep(delay)
       delay = Duration.min(Duration.times(delay, 2), SYNC_RETRY_CAP)
     }
-  })).pipe(
-    // Not when it is interrupted: that is the loop's scope closing, the loop ending already.
-    Effect.onExit((exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)
-  ))
+  })).pipe(endsLoopOnFailure(loop)))
   return Effect.asVoid(Queue.offer(requests, undefined))
 })
 

@@ -1,18 +1,19 @@
 // order_match_loop's wallet calls, in flight continuously: a pass hands its leased approving SMS
-// over and ends. A call takes whatever waits (one SMS when traffic is light, up to a batch under
-// load: one agree_batch request, one wallet transaction); up to `concurrency` calls answer at once,
+// over and ends. A call takes its share of what waits (one SMS when traffic is light, up to a batch
+// under load: one agree_batch request, one wallet transaction); up to `concurrency` calls answer at once,
 // and one the wallet holds past `slowAfter` gives its place to the next, so a held call delays only
 // its own SMS. Each answer is recorded as it arrives, with whatever others arrived meanwhile, in
 // one statement. Lives in the loop's scope: a call, the dispatcher or the recorder dying ends the
 // loop's fiber (readiness false, the supervisor restarts it), and one stuck past its own timeout is
 // found by `check`, which every pass runs. Closing the scope records the answers received and
 // gives the other leases back, so those SMS are sent again at once (a replay credits nothing).
-import { Cause, Clock, Duration, Effect, Exit, Fiber, FiberSet, Queue, Random, Schedule, Semaphore } from "effect"
+import { Clock, Duration, Effect, Fiber, FiberSet, Queue, Random, Schedule, Semaphore } from "effect"
 import { SqlError } from "effect/sql"
 import type { AgreeOutcome, WalletClient } from "../clients/WalletClient.ts"
 import { isDatabaseAway } from "../db/Database.ts"
 import type { Due, MatchStore, Outcome } from "../db/MatchStore.ts"
 import { reviewReason, statusAfter, walletAnswer, walletBackoffMillis } from "../domain/Matching.ts"
+import { endsLoopOnFailure } from "./Loop.ts"
 
 /** Answers recorded by one statement at most. */
 const RECORD_GROUP = 64
@@ -210,11 +211,7 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
       outstanding.clear()
     })
   )
-  const supervised = <A, E>(effect: Effect.Effect<A, E>) =>
-    FiberSet.run(workers, effect.pipe(
-      // Not when it is interrupted: that is the scope closing, the loop ending already.
-      Effect.onExit((exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)
-    ))
+  const supervised = <A, E>(effect: Effect.Effect<A, E>) => FiberSet.run(workers, effect.pipe(endsLoopOnFailure(loop)))
   yield* supervised(dispatcher)
   yield* supervised(recorder)
 

@@ -29,26 +29,23 @@ export default [
   // it takes the rows (SKIP LOCKED, one worker each) and decides the unmatched SMS of those names
   // and amounts again, instead of searching every unmatched SMS on every pass.
   `CREATE TABLE recon.match_recheck (deposit_id bigint PRIMARY KEY)`,
-  `CREATE FUNCTION recon.queue_deposit_recheck() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  // The triggers of migration 0009 on a pending deposit created or changed (they also NOTIFY).
+  `CREATE OR REPLACE FUNCTION recon.notify_deposit() RETURNS trigger LANGUAGE plpgsql AS $fn$
   BEGIN
-    -- A deposit's own row, or the deposit an SMS let go of.
-    IF TG_TABLE_NAME = 'deposit' THEN
-      INSERT INTO recon.match_recheck (deposit_id) VALUES (NEW.id) ON CONFLICT DO NOTHING;
-    ELSE
-      INSERT INTO recon.match_recheck (deposit_id) VALUES (OLD.deposit_id) ON CONFLICT DO NOTHING;
-    END IF;
+    INSERT INTO recon.match_recheck (deposit_id) VALUES (NEW.id) ON CONFLICT DO NOTHING;
+    PERFORM pg_notify('recon_changes', 'deposit');
     RETURN NULL;
   END
   $fn$`,
-  `CREATE TRIGGER deposit_recheck_insert AFTER INSERT ON recon.deposit FOR EACH ROW
-    WHEN (NEW.status = 'pending')
-    EXECUTE FUNCTION recon.queue_deposit_recheck()`,
-  `CREATE TRIGGER deposit_recheck_update AFTER UPDATE OF status, from_bank_owner, amount ON recon.deposit FOR EACH ROW
-    WHEN (NEW.status = 'pending' AND (OLD.status, OLD.from_bank_owner, OLD.amount) IS DISTINCT FROM (NEW.status, NEW.from_bank_owner, NEW.amount))
-    EXECUTE FUNCTION recon.queue_deposit_recheck()`,
+  `CREATE FUNCTION recon.sms_released_deposit() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  BEGIN
+    INSERT INTO recon.match_recheck (deposit_id) VALUES (OLD.deposit_id) ON CONFLICT DO NOTHING;
+    RETURN NULL;
+  END
+  $fn$`,
   `CREATE TRIGGER shooter_sms_deposit_released AFTER UPDATE OF status ON recon.shooter_sms FOR EACH ROW
     WHEN (OLD.status = 'approving' AND NEW.status <> 'approved' AND OLD.deposit_id IS NOT NULL)
-    EXECUTE FUNCTION recon.queue_deposit_recheck()`,
+    EXECUTE FUNCTION recon.sms_released_deposit()`,
   // Every deposit pending now is looked at once, as every pass did before this migration.
   `INSERT INTO recon.match_recheck (deposit_id) SELECT id FROM recon.deposit WHERE status = 'pending'`,
 
@@ -193,7 +190,7 @@ export default [
       END IF;
       -- When the next approving SMS is due (now: one is due already), in ms since the epoch.
       SELECT extract(epoch FROM coalesce(match_next_at, p_now)) * 1000 INTO v_next
-        FROM recon.shooter_sms WHERE status = 'approving' ORDER BY match_next_at NULLS FIRST, id LIMIT 1;
+        FROM recon.shooter_sms WHERE status = 'approving' AND deposit_id IS NOT NULL ORDER BY match_next_at NULLS FIRST, id LIMIT 1;
       RETURN jsonb_build_object(
         'due', v_due,
         'approving', v_approving,
