@@ -113,7 +113,6 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
     })
 
     return Effect.gen(function*() {
-      yield* calls.check
       const room = yield* calls.room
       // Every place taken: the calls ask for the next pass when they have made room.
       if (room === 0) {

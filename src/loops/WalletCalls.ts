@@ -4,9 +4,10 @@
 // and one the wallet holds past `slowAfter` gives its place to the next, so a held call delays only
 // its own SMS. Each answer is recorded as it arrives, with whatever others arrived meanwhile, in
 // one statement. Lives in the loop's scope: a call, the dispatcher or the recorder dying ends the
-// loop's fiber (readiness false, the supervisor restarts it), and one stuck past its own timeout is
-// found by `check`, which every pass runs. Closing the scope records the answers received and
-// gives the other leases back, so those SMS are sent again at once (a replay credits nothing).
+// loop's fiber (readiness false, the supervisor restarts it), and so does a watchdog when a call or
+// a recording runs far past its own timeout (stuck). Closing the scope records the answers
+// received and gives the other leases back, so those SMS are sent again at once (a replay credits
+// nothing).
 import { Clock, Duration, Effect, Fiber, FiberSet, Queue, Random, Schedule, Semaphore } from "effect"
 import { SqlError } from "effect/sql"
 import type { AgreeOutcome, WalletClient } from "../clients/WalletClient.ts"
@@ -23,6 +24,8 @@ const RECORD_TIMEOUT = Duration.seconds(10)
 const STUCK_GRACE = Duration.seconds(10)
 /** At most one warning this often while the wallet is unavailable. */
 const WARN_EVERY_MILLIS = 10_000
+/** How often the watchdog looks. */
+const WATCH_EVERY = Duration.seconds(1)
 
 /** A call or a recording ran far past its own timeout: the dispatcher no longer moves. */
 export class DispatcherStuck extends Error {
@@ -63,8 +66,6 @@ export interface WalletCalls {
   readonly room: Effect.Effect<number>
   /** Hands leased SMS over (at most `room`); they are sent in order, retries first as given. */
   readonly send: (due: ReadonlyArray<Due>) => Effect.Effect<void>
-  /** Dies with {@link DispatcherStuck} when a call or a recording runs far past its timeout. */
-  readonly check: Effect.Effect<void>
 }
 
 /** One SMS's result: the outcome to record, or none (not sent: its lease would have run out first). */
@@ -83,7 +84,7 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
   const answers = yield* Queue.unbounded<Answer>()
   // Handed over and not yet recorded or given back, by SMS id.
   const outstanding = new Map<number, Due>()
-  // Each call in flight and the recorder at work, since when (for `check`).
+  // Each call in flight and the recorder at work, since when (for the watchdog).
   const busy = new Map<string, { readonly since: number; readonly limit: number }>()
   let callsMade = 0
   // The group being recorded: recorded again on close if the statement was cut off.
@@ -211,9 +212,24 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
       outstanding.clear()
     })
   )
+  // Dies with DispatcherStuck, and so ends the loop's fiber, when a call or a recording has run far
+  // past its own timeout: nothing moves any more, and readiness must say so.
+  const watchdog = Effect.forever(Effect.gen(function*() {
+    yield* Effect.sleep(WATCH_EVERY)
+    const now = yield* Clock.currentTimeMillis
+    for (const [what, { since, limit }] of busy) {
+      if (now - since > limit) {
+        const stuck = new DispatcherStuck(what, now - since)
+        yield* Effect.logError(stuck.message)
+        return yield* Effect.die(stuck)
+      }
+    }
+  }))
+
   const supervised = <A, E>(effect: Effect.Effect<A, E>) => FiberSet.run(workers, effect.pipe(endsLoopOnFailure(loop)))
   yield* supervised(dispatcher)
   yield* supervised(recorder)
+  yield* supervised(watchdog)
 
   const calls: WalletCalls = {
     room: Effect.sync(() => Math.max(0, options.limit - outstanding.size)),
@@ -221,13 +237,7 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
       Effect.suspend(() => {
         for (const d of due) outstanding.set(d.id, d)
         return Queue.offerAll(queue, due)
-      }).pipe(Effect.asVoid),
-    check: Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      for (const [what, { since, limit }] of busy) {
-        if (now - since > limit) return yield* Effect.die(new DispatcherStuck(what, now - since))
-      }
-    })
+      }).pipe(Effect.asVoid)
   }
   return calls
 })

@@ -452,6 +452,47 @@ describe("wallet calls run beside the passes", () => {
 })
 
 
+describe("a stuck wallet call", () => {
+  it.effect("a call running far past its own timeout (a broken client) ends the loop's fiber, for the supervisor to restart it with readiness false, and its lease is given back", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("om-stuck"))
+      const player = yield* Effect.promise(() => addPlayer(db, "이황"))
+      const deposit = yield* Effect.promise(() => addDeposit(db, player, "이황", "33000"))
+      const sms = yield* Effect.promise(() => addParsedSms(db, "이황", "33000"))
+      let calls = 0
+      // A client that never answers and never times out: what a broken one would do.
+      const stuck = Layer.succeed(WalletClient, WalletClient.of({
+        agree: () => Effect.never,
+        agreeBatch: () => Effect.andThen(Effect.sync(() => void calls++), Effect.never)
+      }))
+      const services = Layer.mergeAll(
+        loopServices(db, workerSettings("/tmp/recon-om-stuck.heartbeat")),
+        stuck,
+        AdminClient.layer({ baseUrl: "http://127.0.0.1:9", token: undefined }).pipe(Layer.provide(FetchHttpClient.layer))
+      )
+      const loop = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+        const pass = yield* OrderMatchLoop.start
+        yield* pass
+        return yield* Effect.never
+      })).pipe(Effect.provide(services)))
+      yield* eventually("the call made", Effect.sync(() => calls === 1))
+      // The client's own timeout (5 s) and the grace (10 s) pass: still running.
+      yield* advance(14_000)
+      assert.isUndefined(loop.pollUnsafe())
+      yield* advance(3_000)
+      const exit = yield* Fiber.await(loop)
+      assert.isTrue(Exit.hasInterrupts(exit))
+      // Left as it was, due again at once for the restarted loop (or another worker).
+      const state = yield* status(db, sms)
+      assert.deepStrictEqual([state.status, state.depositId], ["approving", deposit])
+      const [lease] = yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ next_at: Date | null }>`SELECT match_next_at AS next_at FROM recon.shooter_sms WHERE id = ${sms}`
+      })))
+      assert.isNull(lease!.next_at)
+    }), 30_000)
+})
+
 describe("a hung pass", () => {
   it.effect("a pass stalled on the database past the 90 s TTL is interrupted, the loop restarted, readiness false until it succeeds again", () =>
     Effect.gen(function*() {
