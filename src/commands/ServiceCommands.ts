@@ -82,7 +82,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
         ? [`recon_worker     ${at(worker.port)}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
         : []),
       ...(admin ? [`admin_service    ${at(admin.port)}  (GET / dashboard, GET /api/top-info, GET /ws/top-info)`] : []),
-      ...(wallet ? [`wallet_service   ${at(wallet.port)}  (GET /health, POST /internal/wallet/deposit/agree, GET /internal/wallet/balance)`] : []),
+      ...(wallet ? [`wallet_service   ${at(wallet.port)}  (GET /health, POST /internal/wallet/deposit/agree and agree_batch, GET /internal/wallet/balance)`] : []),
       `database         ${db.embedded ? `embedded PostgreSQL (${dataDir})` : "DATABASE_URL"}`,
       ...Object.entries(generated).map(([key, value]) => `dev token        ${key}=${value}`),
       ...(tokenFile === undefined ? [] : [
