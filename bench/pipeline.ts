@@ -6,7 +6,7 @@
 // 3. `pgbench -N` tps on the same server, the services idle;
 // 4. a burst of BURST webhooks (default 20,000) from 50 concurrent senders: approvals/s end to
 //    end and sustained (between 10 % and 90 % of the approvals), ÷ the pgbench tps; CPU shares;
-// 5. the worker's RSS idle, right after the burst and 30 s later;
+// 5. the worker's RSS idle (30 s after ready), right after the burst and 30 s later;
 // 6. matching and the wallet alone: a backlog of BACKLOG parsed SMS (default 20,000), approvals/s.
 // node bench/pipeline.ts — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server
 // (durable, as in production). RECON_DIR=/path/to/checkout runs another checkout's built services (before/after).
@@ -154,9 +154,9 @@ const floor = await db.run(Effect.gen(function*() {
 }))
 const floorP50 = percentile(floor, 50)
 report(`commit floor (6 sequential single-row commits, one client, 200 runs): p50 ${ms(floorP50)}, p99 ${ms(percentile(floor, 99))}`)
-await sleep(10_000)
+await sleep(30_000)
 const idleRss = rssOf(worker.child.pid!)
-report(`worker RSS idle (10 s after ready): ${idleRss.toFixed(1)} MB`)
+report(`worker RSS idle (30 s after ready): ${idleRss.toFixed(1)} MB`)
 
 // 2. Webhook → approved at a steady rate, after a warm-up.
 await approvedAt((await paced(WARM, 200, RATE)).map((s) => s.smsId))
