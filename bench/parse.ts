@@ -23,7 +23,7 @@ import { readSms } from "../src/domain/SmsReader.ts"
 import { normalizeSmsText } from "../src/domain/SmsText.ts"
 import { compileRule, estimateRuleSize, maxRuleSize } from "../src/domain/TemplateRule.ts"
 import { Kicks, Worker } from "../src/loops/Loop.ts"
-import { ParseLoop } from "../src/loops/ParseLoop.ts"
+import { ParseInbox, ParseLoop } from "../src/loops/ParseLoop.ts"
 import { benchDatabase } from "./support.ts"
 
 const BACKLOG = 100_000
@@ -136,7 +136,7 @@ try {
   const services = Layer.mergeAll(
     Layer.orDie(pgLayer(Redacted.make(db.url), { maxConnections: 4 })),
     Worker.layer({ port: 0, heartbeatFile: join(db.dir, "hb"), chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }, walletUrl: "http://127.0.0.1:9", adminUrl: "http://127.0.0.1:9", callerToken: undefined, depositTtlHours: 24 }),
-    Kicks.layer,
+    ParseInbox.layer.pipe(Layer.provideMerge(Kicks.layer)),
     FetchHttpClient.layer
   )
   const passes = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {

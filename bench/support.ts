@@ -2,11 +2,12 @@
 // CREATE DATABASE) or on a throw-away embedded server, and a way to run queries on it.
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { chmodSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { type ChildProcess, spawn } from "node:child_process"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import { pgLayer } from "../src/db/Database.ts"
-import { startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
+import { freePort, startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
 import { runMigrations } from "../src/db/Migrations.ts"
 
 export interface BenchDatabase {
@@ -16,6 +17,8 @@ export interface BenchDatabase {
   readonly dir: string
   readonly embedded: boolean
   readonly run: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Promise<A>
+  /** Stops the embedded server and starts it again on the same port (undefined on DATABASE_URL). */
+  readonly restart: (() => Promise<void>) | undefined
   /** Drops the database, stops the embedded server, removes the directory. */
   readonly close: () => Promise<void>
 }
@@ -23,11 +26,11 @@ export interface BenchDatabase {
 const runOn = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
   Effect.runPromise(effect.pipe(Effect.provide(Layer.orDie(pgLayer(Redacted.make(url), { maxConnections: 4 })))))
 
-export const benchDatabase = async (name: string): Promise<BenchDatabase> => {
+export const benchDatabase = async (name: string, options: { readonly persistent?: boolean } = {}): Promise<BenchDatabase> => {
   const dir = mkdtempSync(join(tmpdir(), `recon-bench-${name}-`))
   chmodSync(dir, 0o755) // the embedded server runs as the unprivileged user "postgres" when we are root
   const external = process.env.DATABASE_URL
-  const cluster = external ? undefined : await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: false })
+  const cluster = external ? undefined : await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: options.persistent ?? false })
   const serverUrl = external ?? cluster!.url
   const dbName = `bench_${name}_${Date.now().toString(36)}`
   await runOn(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`CREATE DATABASE ${dbName}`) }))
@@ -40,10 +43,134 @@ export const benchDatabase = async (name: string): Promise<BenchDatabase> => {
     dir,
     embedded: cluster !== undefined,
     run: (effect) => runOn(url, effect),
+    restart: cluster === undefined ? undefined : async () => {
+      await cluster.stop()
+      await cluster.start()
+    },
     close: async () => {
       await runOn(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`DROP DATABASE ${dbName} WITH (FORCE)`) })).catch(() => {})
       await cluster?.stop()
       rmSync(dir, { recursive: true, force: true })
     }
   }
+}
+
+/** The p-th percentile of ascending values. */
+export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+export const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
+
+/** The machine's load average, for the figures' conditions. */
+export const loadAverage = () => loadavg().map((n) => n.toFixed(1)).join(" ")
+
+/** The RSS of a process in MB (0 when it is gone). */
+export const rssOf = (pid: number): number => {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
+  } catch {
+    return 0
+  }
+}
+
+/** CPU time of a process so far, in clock ticks (1/100 s). */
+export const cpuTicks = (pid: number): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * A unique Korean name per index (three syllables, then four): bank SMS carry Hangul names, and
+ * the templates read them as such.
+ */
+export const hangulName = (i: number): string => {
+  const syllables = "가나다라마바사아자차카타파하고노도로모보소오조초코토포호구누두루무부수우주추"
+  const n = syllables.length
+  let name = ""
+  let rest = i
+  for (let k = 0; k < (i < n ** 3 ? 3 : 4); k++) {
+    name += syllables[rest % n]
+    rest = Math.floor(rest / n)
+  }
+  return name
+}
+
+/** 신한's deposit SMS (its built-in template reads it): a distinct balance keeps copies of one payer apart. */
+export const depositText = (name: string, amount: number, balance: number) =>
+  `[Web발신]\n신한 11/22 09:41\n입금 ${amount.toLocaleString("en")}원\n${name}\n잔액 ${balance.toLocaleString("en")}`
+export const DEPOSIT_SENDER = "15778000"
+
+/**
+ * The world of a money-path benchmark: `devices` trusted SmsForwarder phones `<prefix>-i` with
+ * `secret`, the bank's sender whitelisted, and one player with one pending deposit of 10,000 per
+ * name index (the SMS to come: `depositText(hangulName(i), 10_000, …)`).
+ */
+export const arrangeDeposits = (db: BenchDatabase, options: {
+  readonly prefix: string
+  readonly devices: number
+  readonly secret: string
+  readonly names: ReadonlyArray<number>
+}) =>
+  db.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (let d = 0; d < options.devices; d++) {
+      yield* sql`INSERT INTO recon.shooter_device (device_id, trusted) VALUES (${`${options.prefix}-${d}`}, true)`
+      yield* sql`INSERT INTO recon.shooter_push (device_id, format, secret) VALUES (${`${options.prefix}-${d}`}, 'smsforwarder', ${options.secret})`
+    }
+    yield* sql`INSERT INTO recon.shooter_phone (phone) VALUES (${DEPOSIT_SENDER})`
+    const names = options.names.map(hangulName)
+    for (let from = 0; from < names.length; from += 10_000) {
+      const chunk = JSON.stringify(names.slice(from, from + 10_000))
+      yield* sql`WITH p AS (INSERT INTO recon.player (name) SELECT jsonb_array_elements_text(${chunk}::jsonb) RETURNING id, name)
+        INSERT INTO recon.deposit (player_id, from_bank_owner, amount) SELECT id, name, 10000 FROM p`
+    }
+    // Only the tables filled here: statistics saying the others are empty would give every plan
+    // cached from now on a sequential scan (until autovacuum analyses them again).
+    yield* sql`ANALYZE recon.player, recon.deposit`
+  }))
+
+/**
+ * The recon checkout whose services run: RECON_DIR (another checkout's built dist, e.g. main's, for
+ * "before" figures), else this one; its `dist/main.js` when built, else `src/main.ts`.
+ */
+export const reconEntry = (): string => {
+  const root = resolve(process.env.RECON_DIR ?? ".")
+  return existsSync(join(root, "dist/main.js")) ? join(root, "dist/main.js") : join(root, "src/main.ts")
+}
+
+export interface Service {
+  readonly child: ChildProcess
+  readonly base: string
+  readonly port: number
+  /** Resolves with the exit code (null when killed by a signal). */
+  readonly exited: Promise<number | null>
+}
+
+/** `node <entry> <command>` with only `env` (and PATH) in its environment, on `port` (default: a free one); its output goes to ours when `verbose`. */
+export const startService = async (command: string, portKey: string, env: Record<string, string>, verbose = false, fixedPort?: number): Promise<Service> => {
+  const port = fixedPort ?? await freePort()
+  // BENCH_NODE_ARGS: Node flags for the services (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"); given
+  // here, with the service flags of main.ts, so the process is not replaced by one without them.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
+  const flags = nodeArgs.length === 0 ? [] : ["--max-semi-space-size=2", "--expose-gc", ...nodeArgs]
+  const child = spawn(process.execPath, [...flags, reconEntry(), command], {
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env, [portKey]: String(port) },
+    stdio: ["ignore", verbose ? "inherit" : "ignore", verbose ? "inherit" : "ignore"]
+  })
+  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
+  return { child, base: `http://127.0.0.1:${port}`, port, exited }
+}
+
+/** Polls `url` until it answers 200 (or `ms` passes): true when it did. */
+export const waitFor = async (url: string, ms = 60_000): Promise<boolean> => {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    if (await fetch(url).then((r) => r.ok, () => false)) return true
+    await sleep(50)
+  }
+  return false
 }

@@ -10,13 +10,14 @@ const command = find(name)
 
 // The services run with a small young generation: V8's default reserves ~60 MB more than a
 // service uses, and at these allocation rates a small one is also faster (bench/worker.ts: idle
-// RSS 150 → 120 MB, ingest 2,000 → 2,400 SMS/s). Flags must be given at start, so the process
-// replaces itself once (same pid) with the flag added, unless one was chosen already.
+// RSS 150 → 120 MB, ingest 2,000 → 2,400 SMS/s); and with `gc` exposed, which the worker calls to
+// give memory back once a burst is over (health/MemoryTrim.ts). Flags must be given at start, so
+// the process replaces itself once (same pid) with the flags added, unless they were chosen already.
 if (
   command?.service === true && !isHelp(args[0]) && typeof process.execve === "function" &&
   !process.execArgv.some((flag) => flag.startsWith("--max-semi-space-size"))
 ) {
-  process.execve(process.execPath, [process.execPath, "--max-semi-space-size=2", ...process.execArgv, ...process.argv.slice(1)], process.env)
+  process.execve(process.execPath, [process.execPath, "--max-semi-space-size=2", "--expose-gc", ...process.execArgv, ...process.argv.slice(1)], process.env)
 }
 
 if (command !== undefined && command.help === undefined) {

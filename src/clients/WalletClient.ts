@@ -1,12 +1,13 @@
 // The worker's client of wallet_service, derived from the WalletApi definition: it presents the
 // recon caller's token, gives up after a timeout, and answers what happened as a typed outcome
-// (approved, replayed, conflict, not found, unavailable); it never fails and never retries.
+// (approved, replayed, conflict, not found, unavailable); it never fails and never retries. Several
+// approvals go in one agree_batch call; a wallet_service without that route gets them one by one.
 import { Cause, Context, Duration, Effect, Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { NO_SUCH_ROUTE } from "../http/Envelope.ts"
-import { WalletApi } from "../http/WalletApi.ts"
-import { timeWalletCall } from "../observability/Metrics.ts"
+import { type AgreeItemResult, WalletApi } from "../http/WalletApi.ts"
+import { timeWalletCall, timeWalletCalls } from "../observability/Metrics.ts"
 import { describeFailure, failureOf, isEnvelope, presentToken } from "./Upstream.ts"
 
 export const DEFAULT_WALLET_TIMEOUT = Duration.seconds(5)
@@ -21,6 +22,11 @@ export type AgreeOutcome =
   /** No decision was made, or none is known: timeout, refused, 5xx, 401, an unexpected answer. Safe to send again. */
   | { readonly _tag: "Unavailable"; readonly reason: string; readonly timedOut?: true }
 
+export interface AgreeInput {
+  readonly depositId: number
+  readonly smsId: number
+}
+
 export interface WalletClientOptions {
   readonly baseUrl: string
   /** The recon caller's token; undefined: every call is Unavailable without a request. */
@@ -29,6 +35,23 @@ export interface WalletClientOptions {
 }
 
 const SERVICE = "wallet_service"
+
+/** What an agree_batch item's answer means, as agree's answer would. */
+const itemOutcome = (item: AgreeItemResult): AgreeOutcome => {
+  switch (item.outcome) {
+    case "approved":
+      return { _tag: "Approved", depositId: item.deposit_id }
+    case "replayed":
+      return { _tag: "Replayed", depositId: item.deposit_id }
+    case "conflict":
+      return { _tag: "Conflict", detail: item.detail ?? "conflict" }
+    case "not_found":
+      return { _tag: "NotFound", detail: item.detail ?? `deposit ${item.deposit_id} not found` }
+  }
+}
+
+/** A 404 for the path itself: the route is not there (a wallet_service older than agree_batch). */
+const noSuchRoute = (error: unknown) => isEnvelope(error) && error.status === 404 && (error.data?.detail ?? error.msg) === NO_SUCH_ROUTE
 
 /** The outcome of a failed agree call. */
 const outcomeOf = (error: unknown, timeout: Duration.Input): AgreeOutcome => {
@@ -45,7 +68,12 @@ const outcomeOf = (error: unknown, timeout: Duration.Input): AgreeOutcome => {
 
 export class WalletClient extends Context.Service<WalletClient, {
   /** Approves deposit `depositId` funded by SMS `smsId`, within the timeout. */
-  readonly agree: (input: { readonly depositId: number; readonly smsId: number }) => Effect.Effect<AgreeOutcome>
+  readonly agree: (input: AgreeInput) => Effect.Effect<AgreeOutcome>
+  /**
+   * Approves several deposits in one call and one wallet transaction (1 to AGREE_BATCH_MAX), within
+   * the timeout: each one's outcome in the order given, all Unavailable when the call failed.
+   */
+  readonly agreeBatch: (inputs: ReadonlyArray<AgreeInput>) => Effect.Effect<ReadonlyArray<AgreeOutcome>>
 }>()("recon/clients/WalletClient") {
   static readonly layer = (options: WalletClientOptions): Layer.Layer<WalletClient, never, HttpClient.HttpClient> => {
     const timeout = options.timeout ?? DEFAULT_WALLET_TIMEOUT
@@ -54,20 +82,50 @@ export class WalletClient extends Context.Service<WalletClient, {
       WalletClient,
       Effect.gen(function*() {
         const client = yield* HttpApiClient.make(WalletApi, { baseUrl: options.baseUrl })
-        return {
-          agree: ({ depositId, smsId }) =>
-            token === undefined
-              ? Effect.succeed<AgreeOutcome>({ _tag: "Unavailable", reason: "no caller token is configured for wallet_service" })
-              : client.wallet.agree({ payload: { deposit_id: depositId, sms_id: smsId } }).pipe(
-                Effect.map(({ data }): AgreeOutcome => ({ _tag: data.replayed ? "Replayed" : "Approved", depositId: data.deposit_id })),
-                Effect.timeout(timeout),
-                Effect.catchCause((cause) =>
-                  Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.succeed(outcomeOf(failureOf(cause), timeout))
-                ),
-                Effect.withSpan("wallet.agree", { attributes: { "deposit.id": depositId, "sms.id": smsId } }),
-                timeWalletCall
-              )
-        }
+        const noToken: AgreeOutcome = { _tag: "Unavailable", reason: "no caller token is configured for wallet_service" }
+        const agree = ({ depositId, smsId }: AgreeInput) =>
+          token === undefined
+            ? Effect.succeed(noToken)
+            : client.wallet.agree({ payload: { deposit_id: depositId, sms_id: smsId } }).pipe(
+              Effect.map(({ data }): AgreeOutcome => ({ _tag: data.replayed ? "Replayed" : "Approved", depositId: data.deposit_id })),
+              Effect.timeout(timeout),
+              Effect.catchCause((cause) =>
+                Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.succeed(outcomeOf(failureOf(cause), timeout))
+              ),
+              Effect.withSpan("wallet.agree", { attributes: { "deposit.id": depositId, "sms.id": smsId } }),
+              timeWalletCall
+            )
+        // Set once a wallet_service answered that it has no agree_batch route: one call per approval from then on.
+        let batchless = false
+        const oneByOne = (inputs: ReadonlyArray<AgreeInput>) => Effect.forEach(inputs, agree, { concurrency: "unbounded" })
+        const agreeBatch = (inputs: ReadonlyArray<AgreeInput>): Effect.Effect<ReadonlyArray<AgreeOutcome>> =>
+          token === undefined
+            ? Effect.succeed(inputs.map(() => noToken))
+            // One approval is the single route's (the same wallet.agree, one subtransaction less).
+            : batchless || inputs.length === 1
+            ? oneByOne(inputs)
+            : client.wallet.agreeBatch({ payload: { items: inputs.map((i) => ({ deposit_id: i.depositId, sms_id: i.smsId })) } }).pipe(
+              Effect.map(({ data }) => data.items.map(itemOutcome)),
+              Effect.timeout(timeout),
+              Effect.catchCause((cause) => {
+                if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+                const error = failureOf(cause)
+                if (noSuchRoute(error)) {
+                  batchless = true
+                  return Effect.andThen(
+                    Effect.logWarning(`${SERVICE} has no agree_batch route (older than this worker): approvals are sent one by one`),
+                    oneByOne(inputs)
+                  )
+                }
+                // The wallet answers each deposit inside a 200: a failed call says nothing about any one of them.
+                const reason = describeFailure(SERVICE, error, timeout)
+                const unavailable: AgreeOutcome = Cause.isTimeoutError(error) ? { _tag: "Unavailable", reason, timedOut: true } : { _tag: "Unavailable", reason }
+                return Effect.succeed(inputs.map(() => unavailable))
+              }),
+              Effect.withSpan("wallet.agree_batch", { attributes: { "deposit.count": inputs.length } }),
+              timeWalletCalls
+            )
+        return { agree, agreeBatch }
       })
     ).pipe(Layer.provide(presentToken(token ?? Redacted.make(""))))
   }

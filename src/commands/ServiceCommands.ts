@@ -1,7 +1,6 @@
 // Composition of the service commands (recon, worker, admin, wallet, all, migrate): configuration,
 // database, migrations, servers and loops.
 import { Effect, Layer } from "effect"
-import { AdminServerLive } from "../admin/AdminServer.ts"
 import {
   all, port, readAdminSettings, readDatabaseUrl, readDemoSettings, readHttpSettings, readLogSettings, readReconSettings, readTracingSettings, readWalletSettings,
   type TracingSettings,
@@ -11,9 +10,6 @@ import { CommandFailed, launchUntilFatal, listenProblem, readConfigOrExit, runCo
 import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR, servicePool } from "../db/Database.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { listenUrl } from "../http/NodeServer.ts"
-import { ReconServerLive } from "../http/ReconServer.ts"
-import { WalletServerLive } from "../http/WalletServer.ts"
-import { WorkerLive } from "../loops/Runtime.ts"
 import type { ServiceName } from "../observability/Metrics.ts"
 import { tracingLayer } from "../observability/Tracing.ts"
 
@@ -44,6 +40,13 @@ const service = <E, R>(name: ServiceName, portKey: string, server: Layer.Layer<n
     })
   )
 }
+
+/**
+ * A layer from a module loaded only when the layer is built: a worker container does not carry the
+ * code (and the memory) of admin_service's console, and so on.
+ */
+const loaded = <M, ROut, E, RIn>(load: () => Promise<M>, layer: (module: M) => Layer.Layer<ROut, E, RIn>) =>
+  Layer.unwrap(Effect.map(Effect.promise(load), layer))
 
 export const main = (command: Command, args: ReadonlyArray<string>) => {
   // `all --demo`: the same services on the demo's own embedded database, with the simulated phone.
@@ -89,7 +92,7 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
         ? [`recon_worker     ${at(worker.port)}  (POST /push/{device_id}, GET /health/live, GET /health/ready; heartbeat ${worker.heartbeatFile})`]
         : []),
       ...(admin ? [`admin_service    ${at(admin.port)}  (GET / the operator console, GET /api/top-info, GET /ws/top-info)`] : []),
-      ...(wallet ? [`wallet_service   ${at(wallet.port)}  (GET /health, POST /internal/wallet/deposit/agree, GET /internal/wallet/balance)`] : []),
+      ...(wallet ? [`wallet_service   ${at(wallet.port)}  (GET /health, POST /internal/wallet/deposit/agree and agree_batch, GET /internal/wallet/balance)`] : []),
       ...(http.metrics ? ["metrics          GET /metrics on each port above (SVC_METRICS=off removes it)"] : []),
       // The origin only: a collector's URL may carry credentials.
       ...(tracing ? [`traces           OTLP/HTTP (JSON) to ${new URL(tracing.url).origin}`] : []),
@@ -102,18 +105,17 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     console.log(lines.join("\n"))
   }))
   const servers = Layer.mergeAll(
-    recon ? service("recon_service", "SVC_RECON_PORT", ReconServerLive(recon, http), tracing) : Layer.empty,
-    worker ? service("recon_worker", "SVC_PUSH_PORT", WorkerLive(worker, http), tracing) : Layer.empty,
-    admin ? service("admin_service", "SVC_ADMIN_PORT", AdminServerLive(admin, http), tracing) : Layer.empty,
-    wallet ? service("wallet_service", "SVC_WALLET_PORT", WalletServerLive(wallet, http), tracing) : Layer.empty
+    recon ? service("recon_service", "SVC_RECON_PORT", loaded(() => import("../http/ReconServer.ts"), (m) => m.ReconServerLive(recon, http)), tracing) : Layer.empty,
+    worker ? service("recon_worker", "SVC_PUSH_PORT", loaded(() => import("../loops/Runtime.ts"), (m) => m.WorkerLive(worker, http)), tracing) : Layer.empty,
+    admin ? service("admin_service", "SVC_ADMIN_PORT", loaded(() => import("../admin/AdminServer.ts"), (m) => m.AdminServerLive(admin, http)), tracing) : Layer.empty,
+    wallet ? service("wallet_service", "SVC_WALLET_PORT", loaded(() => import("../http/WalletServer.ts"), (m) => m.WalletServerLive(wallet, http)), tracing) : Layer.empty
   )
   // The banner (and the demo's phone) only once every server listens: a start that fails prints none.
   const app = Layer.mergeAll(
     announce,
     // Loaded only for the demo: the real services never carry it.
     demo && admin && worker
-      ? Layer.unwrap(Effect.map(Effect.promise(() => import("../demo/Demo.ts")), ({ DemoLive }) =>
-        DemoLive({ admin: admin.port, push: worker.port }, settings.demo ?? { webhook: undefined })))
+      ? loaded(() => import("../demo/Demo.ts"), ({ DemoLive }) => DemoLive({ admin: admin.port, push: worker.port }, settings.demo ?? { webhook: undefined }))
       : Layer.empty
   ).pipe(
     Layer.provide(servers),

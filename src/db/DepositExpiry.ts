@@ -3,7 +3,7 @@
 // ones); their review flags go with them. A manual review left holding only expired deposits
 // cannot be approved to any of them any more: its SMS goes back to `unmatched`, still a person's
 // to look at and matched again if a deposit of its payer and amount appears in its window.
-// order_match_loop calls `expire` at the start of each pass.
+// order_match_loop calls `expire` at the start of a pass, once a minute (EXPIRY_EVERY).
 import { Clock, Duration, Effect } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 

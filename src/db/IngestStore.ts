@@ -1,6 +1,8 @@
 // Storing incoming SMS (push webhooks, chat-bot): duplicate detection and the need_check rule of
 // DESIGN section 6, serialised per body so concurrent copies of one SMS arriving on several phones
-// are caught; concurrent webhooks share statements (the worker's component `ingest_batchers`).
+// are caught, and the SmsForwarder signature remembered in the same statement (PUSH_PROTOCOL:
+// a signature seen with another message is a replay); concurrent webhooks share statements (the
+// worker's component `ingest_batchers`).
 import { Cause, Context, DateTime, Deferred, Effect, Exit, Layer, Option, Queue, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { DbId } from "./Codecs.ts"
@@ -27,12 +29,19 @@ export interface NewSms {
   readonly remoteId?: string | undefined
   /** SMS Gateway's id of the phone, kept on the registration for the export API. */
   readonly remoteDeviceId?: string | undefined
+  /** SmsForwarder's `sign`, with the digest of the message it came with and when it goes stale. */
+  readonly signature?: { readonly sign: string; readonly digest: string; readonly expiresAt: DateTime.Utc } | undefined
 }
 
 export interface StoredSms {
   readonly smsId: number
   readonly duplicate: boolean
   readonly status: "received" | "need_check" | "duplicate"
+}
+
+/** The SMS's signature was seen before with another message: nothing was stored. */
+export interface Replay {
+  readonly status: "replay"
 }
 
 /** An enabled registration, as the push endpoint needs it. */
@@ -45,8 +54,8 @@ export type ActiveRegistration = typeof ActiveRegistration.Type
 
 const Inserted = Schema.Struct({
   ord: DbId,
-  id: DbId,
-  status: Schema.Literals(["received", "need_check", "duplicate"])
+  id: Schema.NullOr(DbId),
+  status: Schema.Literals(["received", "need_check", "duplicate", "replay"])
 })
 
 /** SMS stored by one statement; copies waiting meanwhile go into the next one. */
@@ -58,7 +67,7 @@ interface Pending {
   readonly sms: NewSms
   /** The trace of the request that brought it (tracing on). */
   readonly traceParent: string | undefined
-  readonly done: Deferred.Deferred<StoredSms, SqlError.SqlError>
+  readonly done: Deferred.Deferred<StoredSms | Replay, SqlError.SqlError>
 }
 
 const toItem = (sms: NewSms, ensureDevice: boolean, traceParent: string | undefined) => ({
@@ -71,7 +80,10 @@ const toItem = (sms: NewSms, ensureDevice: boolean, traceParent: string | undefi
   received_at: DateTime.formatIso(sms.receivedAt),
   remote_device_id: sms.remoteDeviceId ?? null,
   ensure_device: ensureDevice,
-  trace_parent: traceParent ?? null
+  trace_parent: traceParent ?? null,
+  sign: sms.signature?.sign ?? null,
+  sign_digest: sms.signature?.digest ?? null,
+  sign_expires_at: sms.signature === undefined ? null : DateTime.formatIso(sms.signature.expiresAt)
 })
 
 const make = Effect.gen(function*() {
@@ -81,38 +93,34 @@ const make = Effect.gen(function*() {
   const decodeRegistration = Schema.decodeUnknownEffect(ActiveRegistration)
 
   /**
-   * SMS stored by one statement (recon.ingest_sms_batch, migration 0005): committed together
-   * when it succeeds, or inside the caller's transaction. No NOTIFY: the worker that stores an SMS
-   * kicks its own parse_loop, and a NOTIFY per SMS would serialise every commit on PostgreSQL's
-   * notification queue.
+   * SMS stored by one statement (recon.ingest_sms_batch, migrations 0005 and 0017), their
+   * signatures and traces with them: committed together when it succeeds, or inside the caller's
+   * transaction. No NOTIFY: the worker that stores an SMS hands it to its own parse_loop, and a
+   * NOTIFY per SMS would serialise every commit on PostgreSQL's notification queue.
    */
-  const store = (items: ReadonlyArray<ReturnType<typeof toItem>>): Effect.Effect<ReadonlyArray<StoredSms>, SqlError.SqlError> => {
-    const traced = items.some((item) => item.trace_parent !== null)
-    return Effect.gen(function*() {
+  const store = (items: ReadonlyArray<ReturnType<typeof toItem>>): Effect.Effect<ReadonlyArray<StoredSms | Replay>, SqlError.SqlError> =>
+    Effect.gen(function*() {
       const rows = yield* sql`SELECT ord, sms_id AS id, sms_status AS status
         FROM recon.ingest_sms_batch(${JSON.stringify(items)}::jsonb, ${DUPLICATE_WINDOW}::interval)`
       const stored = yield* decodeInserted(rows).pipe(Effect.orDie)
       if (stored.length !== items.length) return yield* Effect.die(new Error(`ingest stored ${stored.length} of ${items.length} SMS`))
-      if (traced) {
-        // In the same transaction: no loop sees one of these SMS without its trace.
-        const parents = stored.flatMap((row, i) => items[i]!.trace_parent === null ? [] : [{ id: row.id, trace_parent: items[i]!.trace_parent }])
-        yield* sql`UPDATE recon.shooter_sms AS s SET trace_parent = x.trace_parent
-          FROM jsonb_to_recordset(${JSON.stringify(parents)}::jsonb) AS x(id bigint, trace_parent text) WHERE s.id = x.id`
-      }
-      return stored.map((row): StoredSms => ({ smsId: row.id, duplicate: row.status === "duplicate", status: row.status }))
-    }).pipe((effect) => traced ? sql.withTransaction(effect) : effect)
-  }
+      return stored.map((row): StoredSms | Replay =>
+        row.status === "replay" || row.id === null ? { status: "replay" } : { smsId: row.id, duplicate: row.status === "duplicate", status: row.status })
+    })
 
   /** One SMS stored, not yet reported. */
   const storeOne = (sms: NewSms, ensureDevice: boolean, traceParent: string | undefined) =>
     Effect.map(store([toItem(sms, ensureDevice, traceParent)]), (stored) => stored[0]!)
 
-  const reported = (stored: StoredSms) => Effect.as(reportSmsChanges(sql, [{ id: stored.smsId, status: stored.status }]), stored)
+  const reported = <A extends StoredSms | Replay>(stored: A): Effect.Effect<A> =>
+    stored.status === "replay" ? Effect.succeed(stored) : Effect.as(reportSmsChanges(sql, [{ id: stored.smsId, status: stored.status }]), stored)
 
-  /** One SMS, alone in its statement (its own transaction, or the caller's). */
-  const ingest = (sms: NewSms, options?: { readonly ensureDevice?: boolean }): Effect.Effect<StoredSms, SqlError.SqlError> =>
+  /** One SMS without a signature, alone in its statement (its own transaction, or the caller's). */
+  const ingest = (sms: Omit<NewSms, "signature">, options?: { readonly ensureDevice?: boolean }): Effect.Effect<StoredSms, SqlError.SqlError> =>
     currentTraceparent.pipe(
       Effect.flatMap((traceParent) => storeOne(sms, options?.ensureDevice ?? false, traceParent)),
+      Effect.flatMap((stored) =>
+        stored.status === "replay" ? Effect.die(new Error("an SMS without a signature was taken for a replay")) : Effect.succeed(stored)),
       Effect.tap(reported)
     )
 
@@ -146,29 +154,22 @@ const make = Effect.gen(function*() {
     )))
   // One component: a batcher that exits takes the others down with it, and all are restarted together.
   yield* components.run("ingest_batchers", Effect.all(Array.from({ length: BATCHERS }, () => batcher), { concurrency: "unbounded", discard: true }))
-  const ingestShared = (sms: NewSms): Effect.Effect<StoredSms, SqlError.SqlError> =>
+  const ingestShared = (sms: NewSms): Effect.Effect<StoredSms | Replay, SqlError.SqlError> =>
     Effect.gen(function*() {
-      const done = yield* Deferred.make<StoredSms, SqlError.SqlError>()
+      const done = yield* Deferred.make<StoredSms | Replay, SqlError.SqlError>()
       yield* Queue.offer(queue, { sms, traceParent: yield* currentTraceparent, done })
       return yield* Deferred.await(done).pipe(Effect.tap(reported))
     })
 
   return {
     ingest,
-    /** One SMS from a request: stored together with whatever other requests are storing now. */
-    ingestShared,
     /**
-     * Records an SmsForwarder signature with the digest of its message: "first" when new, "same"
-     * when seen before with this message (a resend), "other" when seen with another (a replay).
-     * One statement, so concurrent requests on several workers agree.
+     * One SMS from a request: stored together with whatever other requests are storing now. With a
+     * signature: a replay when that signature came before with another message (the same
+     * message again is the resend it is, a duplicate); all workers agree, the signature being
+     * recorded under its lock in the same transaction.
      */
-    rememberSignature: (deviceId: string, sign: string, digest: string, expiresAt: DateTime.Utc) =>
-      sql<{ digest: string; inserted: boolean }>`INSERT INTO recon.push_signature (device_id, signature, digest, expires_at)
-        VALUES (${deviceId}, ${sign}, ${digest}, ${DateTime.formatIso(expiresAt)})
-        ON CONFLICT (device_id, signature) DO UPDATE SET expires_at = recon.push_signature.expires_at
-        RETURNING digest, (xmax = 0) AS inserted`.pipe(
-        Effect.map(([row]): "first" | "same" | "other" => row!.inserted ? "first" : row!.digest === digest ? "same" : "other")
-      ),
+    ingestShared,
     /** Forgets the signatures whose timestamps are stale by now (they are refused as stale anyway). */
     pruneSignatures: sql`DELETE FROM recon.push_signature WHERE expires_at < now()`.pipe(Effect.asVoid),
     /** The enabled registration of a device, if there is one. */

@@ -230,8 +230,8 @@ const make = Effect.gen(function*() {
           VALUES (${t.bank}, ${t.sender}, ${t.sample}, ${t.rule}, ${t.rule_source})
           ON CONFLICT (bank, md5(rule)) DO NOTHING
           RETURNING id, bank, sender, sample, rule, rule_source, created_at`
+        // No NOTIFY here: the table's trigger (migration 0017) sends it for every change.
         if (rows.length === 0) return yield* new TemplateExists({ bank: t.bank })
-        yield* notify("shooter_template_recharge")
         const [row] = yield* decodeRows(TemplateRow)(rows)
         return row!
       }),

@@ -1,9 +1,9 @@
 // The queries of wallet_service (DESIGN section 7): approving a pending deposit and crediting its
-// player in one transaction (wallet.agree, migration 0008, whose keys back every rule), and
-// reading a balance.
+// player in one transaction (wallet.agree, migration 0008, whose keys back every rule), several
+// such approvals in one transaction (wallet.agree_batch, migration 0017), and reading a balance.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
-import { amountText } from "./Codecs.ts"
+import { amountText, DbId, decodeRows } from "./Codecs.ts"
 import { DepositNotFound } from "./DepositStore.ts"
 
 /** No player has this id. */
@@ -25,14 +25,21 @@ export interface Agreed {
   readonly replayed: boolean
 }
 
-const AgreeRow = Schema.Struct({
-  outcome: Schema.Literals(["approved", "replayed", "conflict", "not_found"]),
-  detail: Schema.NullOr(Schema.String)
-})
+const Outcome = Schema.Literals(["approved", "replayed", "conflict", "not_found"])
+const AgreeRow = Schema.Struct({ outcome: Outcome, detail: Schema.NullOr(Schema.String) })
+const AgreeBatchRow = Schema.Struct({ ord: DbId, outcome: Outcome, detail: Schema.NullOr(Schema.String) })
+
+/** One approval of a batch, as wallet.agree decided it. */
+export interface AgreedItem {
+  readonly depositId: number
+  readonly outcome: typeof Outcome.Type
+  readonly detail: string | null
+}
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const decodeAgree = Schema.decodeUnknownEffect(AgreeRow)
+  const decodeBatch = decodeRows(AgreeBatchRow)
 
   const approve = (depositId: number, smsId: number | null) =>
     Effect.gen(function*() {
@@ -63,6 +70,21 @@ const make = Effect.gen(function*() {
           () => Effect.fail(new AgreeConflict({ detail: smsId === null ? "the SMS already funds another deposit" : `SMS ${smsId} already funds another deposit` }))
         )
       ),
+
+    /**
+     * Several approvals in one transaction and one commit (wallet.agree_batch): each item exactly
+     * as `agree` decides it, a conflict or an unknown deposit answered for that item alone.
+     * Answers the items in the order given.
+     */
+    agreeBatch: (items: ReadonlyArray<{ readonly depositId: number; readonly smsId: number | null }>): Effect.Effect<ReadonlyArray<AgreedItem>, SqlError.SqlError> =>
+      Effect.gen(function*() {
+        const rows = yield* sql`SELECT ord, outcome, detail FROM wallet.agree_batch(${
+          JSON.stringify(items.map((item) => ({ deposit_id: item.depositId, sms_id: item.smsId })))
+        }::jsonb)`.pipe(Effect.flatMap(decodeBatch))
+        const byOrd = new Map(rows.map((row) => [row.ord, row]))
+        if (byOrd.size !== items.length) return yield* Effect.die(new Error(`wallet.agree_batch answered ${byOrd.size} of ${items.length} items`))
+        return items.map((item, i): AgreedItem => ({ depositId: item.depositId, outcome: byOrd.get(i + 1)!.outcome, detail: byOrd.get(i + 1)!.detail }))
+      }),
 
     /** The player's balance as a decimal string; "0" when never credited. */
     balance: (playerId: number): Effect.Effect<string, PlayerNotFound | SqlError.SqlError> =>

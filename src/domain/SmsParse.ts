@@ -2,6 +2,7 @@
 // in order (those whose sender is the SMS's sender first, then the rest; operator ones before the
 // built-ins), the first that extracts a payer name and an amount winning, and last the built-in
 // reader for layouts no template knows. Pure: the parse loop feeds it rows and writes back the outcome.
+import type { BalanceFact } from "./BalanceSequence.ts"
 import { judge } from "./DepositGuard.ts"
 import { normalizePhone } from "./Phone.ts"
 import { factsOf, type Reading, readSms, type TransactionFacts } from "./SmsReader.ts"
@@ -101,6 +102,37 @@ export type ParseOutcome =
     readonly detail: ParseDetail
   }
   | { readonly status: "ignored" | "parse_failed"; readonly detail: ParseDetail }
+
+/** The message a parse outcome is of, as balance continuity places it. */
+export interface ParsedSms {
+  readonly smsId: number
+  readonly receivedAt: Date
+  readonly deviceId: string
+  readonly sender: string
+}
+
+/**
+ * The balance continuity fact of a message (BalanceSequence.ts): a deposit read, or outgoing money
+ * whose amount was read; none for anything else. The account is what the built-in reader read in
+ * both directions (never a template's bank), so a bank's deposits and withdrawals land in one
+ * account however each was read.
+ */
+export const balanceFactOf = (sms: ParsedSms, outcome: ParseOutcome): BalanceFact | undefined => {
+  const slots = outcome.detail.slots
+  if (outcome.status === "parse_failed" || slots === undefined || slots.amount === undefined) return undefined
+  const txnAt = outcome.status === "parsed"
+    ? outcome.txnAt
+    : slots.time_text === undefined ? undefined : readTransactionTime(slots.time_text, sms.receivedAt)
+  return {
+    ...sms,
+    bank: slots.bank ?? null,
+    account: slots.account ?? null,
+    direction: slots.direction,
+    amount: slots.amount,
+    balance: slots.balance ?? null,
+    txnAt: txnAt ?? null
+  }
+}
 
 export interface SmsToParse {
   readonly body: string

@@ -8,7 +8,7 @@ import { type ActiveRegistration, IngestStore } from "../db/IngestStore.ts"
 import { decodePush } from "../domain/PushFormats.ts"
 import { toHeartbeatJson } from "../health/Heartbeat.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
-import { Kicks } from "../loops/Loop.ts"
+import { ParseInbox } from "../loops/ParseLoop.ts"
 import { serveObserved } from "../observability/ObservedServer.ts"
 import { MAX_BODY_BYTES } from "./CallerAuth.ts"
 import { fail, ok } from "./Envelope.ts"
@@ -28,7 +28,7 @@ const SIGNATURE_PRUNE_MILLIS = 60_000
 
 const PushRoute = Layer.unwrap(Effect.gen(function*() {
   const store = yield* IngestStore
-  const kicks = yield* Kicks
+  const inbox = yield* ParseInbox
   const cache = new Map<string, { readonly registration: ActiveRegistration; readonly until: number }>()
   let lastPrune = 0
   const activeRegistration = (deviceId: string) =>
@@ -72,12 +72,6 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
         lastPrune = now
         yield* store.pruneSignatures
       }
-      const digest = createHash("sha256").update(`${push.sender}\u0000${push.text}`).digest("base64")
-      const seen = yield* store.rememberSignature(deviceId, push.signature.sign, digest, DateTime.makeUnsafe(push.signature.expiresAtMillis))
-      if (seen === "other") {
-        yield* Effect.logWarning(`push for ${deviceId} refused: a signature already used for another message (a replay)`)
-        return yield* fail(401, "`sign` was already used with another message")
-      }
     }
     // Answered only after the commit: a forwarder that sees 200 may forget the SMS.
     const stored = yield* store.ingestShared({
@@ -87,9 +81,20 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
       text: push.text,
       receivedAt: push.receivedAt,
       remoteId: push.remoteId,
-      remoteDeviceId: push.remoteDeviceId
+      remoteDeviceId: push.remoteDeviceId,
+      signature: push.signature === undefined ? undefined : {
+        sign: push.signature.sign,
+        digest: createHash("sha256").update(`${push.sender}\u0000${push.text}`).digest("base64"),
+        expiresAt: DateTime.makeUnsafe(push.signature.expiresAtMillis)
+      }
     })
-    if (stored.status === "received") yield* kicks.kick("parse_loop")
+    if (stored.status === "replay") {
+      yield* Effect.logWarning(`push for ${deviceId} refused: a signature already used for another message (a replay)`)
+      return yield* fail(401, "`sign` was already used with another message")
+    }
+    if (stored.status === "received") {
+      yield* inbox.hand({ id: stored.smsId, deviceId, sender: push.sender, body: push.text, receivedAt: DateTime.toDateUtc(push.receivedAt) })
+    }
     return HttpServerResponse.jsonUnsafe(ok({ sms_id: stored.smsId, duplicate: stored.duplicate }))
   }).pipe(Effect.annotateLogs({ route: "push" })))
 }))
@@ -104,7 +109,7 @@ const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-/** The routes of the worker's port, given the ingest store, the kicks and the health registry. */
+/** The routes of the worker's port, given the ingest store, parse_loop's inbox and the health registry. */
 export const pushRoutes = Layer.mergeAll(PushRoute, HealthRoutes, EnvelopeMiddleware)
 
 export const PushServerLive = (port: number, http: HttpSettings) =>

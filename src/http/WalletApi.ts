@@ -1,5 +1,6 @@
 // The wallet_service API of DESIGN section 7 as a pure HttpApi definition: served by WalletServer,
 // and the source of the worker's typed WalletClient. Every route takes the recon caller's token.
+// Beyond DESIGN: /deposit/agree_batch, several approvals in one transaction (README).
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { CallerAuth } from "./CallerAuth.ts"
@@ -15,6 +16,20 @@ export const AgreeResult = Schema.Struct({
 })
 export type AgreeResult = typeof AgreeResult.Type
 
+/** Approvals in one agree_batch call at most. */
+export const AGREE_BATCH_MAX = 32
+
+export const AgreeItem = Schema.Struct({ deposit_id: Id, sms_id: Schema.optionalKey(Schema.NullOr(Id)) })
+
+/** One item's answer: what agree would have answered it (200 approved or replayed, 409, 404). */
+export const AgreeItemResult = Schema.Struct({
+  deposit_id: Schema.Int,
+  outcome: Schema.Literals(["approved", "replayed", "conflict", "not_found"]),
+  /** Why, for a conflict or an unknown deposit; null otherwise. */
+  detail: Schema.NullOr(Schema.String)
+})
+export type AgreeItemResult = typeof AgreeItemResult.Type
+
 export const Balance = Schema.Struct({
   player_id: Schema.Int,
   /** A decimal string ("0" for a player never credited). */
@@ -26,6 +41,11 @@ export class WalletGroup extends HttpApiGroup.make("wallet").add(
   HttpApiEndpoint.post("agree", "/deposit/agree", {
     payload: Schema.Struct({ deposit_id: Id, sms_id: Schema.optionalKey(Schema.NullOr(Id)) }),
     success: Ok(AgreeResult),
+    error: ErrorEnvelopes
+  }),
+  HttpApiEndpoint.post("agreeBatch", "/deposit/agree_batch", {
+    payload: Schema.Struct({ items: Schema.Array(AgreeItem).check(Schema.isMinLength(1), Schema.isMaxLength(AGREE_BATCH_MAX)) }),
+    success: Ok(Schema.Struct({ items: Schema.Array(AgreeItemResult) })),
     error: ErrorEnvelopes
   }),
   HttpApiEndpoint.get("balance", "/balance", {

@@ -26,6 +26,12 @@ const walletHandlers = HttpApiBuilder.group(WalletApi, "wallet", Effect.fn(funct
         Effect.annotateLogs({ deposit_id: payload.deposit_id, ...(smsId === null ? {} : { sms_id: smsId }) })
       )
     })
+    .handle("agreeBatch", ({ payload }) =>
+      store.agreeBatch(payload.items.map((item) => ({ depositId: item.deposit_id, smsId: item.sms_id ?? null }))).pipe(
+        Effect.map((agreed) => ok({ items: agreed.map((a) => ({ deposit_id: a.depositId, outcome: a.outcome, detail: a.detail })) })),
+        answered,
+        Effect.withSpan("wallet.agree_batch.transaction", { attributes: { "deposit.count": payload.items.length } })
+      ))
     .handle("balance", ({ query }) =>
       store.balance(query.player_id).pipe(
         Effect.map((balance) => ok({ player_id: query.player_id, balance })),

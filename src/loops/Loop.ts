@@ -2,7 +2,7 @@
 // services every loop may use: the worker's settings and the kicks that wake other loops. A loop
 // declares what it needs in its type (`Loop<R>`): one that calls a new client needs that client
 // provided to the worker, not a wider type for every loop.
-import { Context, Duration, Effect, Layer, Scope } from "effect"
+import { Cause, Context, Duration, Effect, Exit, type Fiber, Layer, Scope } from "effect"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { HttpClient } from "effect/http"
@@ -75,3 +75,12 @@ export class Kicks extends Context.Service<Kicks, {
 }
 
 export const ttlMillis = (loop: Loop<unknown>): number => Duration.toMillis(Duration.fromInputUnsafe(loop.ttl))
+
+/**
+ * For a fiber a loop forks beside its passes: its failure or defect ends the loop's own fiber
+ * (`loop`, taken with `Effect.fiber` in `start`), which the supervisor restarts with readiness
+ * false meanwhile, rather than the work it did stopping unseen. Not its interruption: that is
+ * the loop's scope closing, the loop ending already.
+ */
+export const endsLoopOnFailure = (loop: Fiber.Fiber<unknown, unknown>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.onExit(effect, (exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)

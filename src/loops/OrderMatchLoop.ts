@@ -1,28 +1,39 @@
 // order_match_loop: parsed SMS matched to pending deposits (DESIGN section 6). Exactly one
 // candidate: `approving` committed first, then wallet_service; several players or deposits:
-// manual review and an admin_service sync after the commit; none: unmatched, looked at again on
-// every pass for 24 h. A wallet outage leaves SMS approving, re-sent with backoff per SMS; the
-// pass still succeeds (DESIGN section 8).
-import { Cause, Clock, DateTime, Duration, Effect, Exit, Queue, Random } from "effect"
+// manual review and an admin_service sync after the commit; none: unmatched, decided again when a
+// deposit of that name and amount appears, for 24 h. A pass decides and hands its approvals to the
+// wallet calls (WalletCalls.ts), which run continuously beside the passes and record each answer as
+// it arrives; a wallet outage leaves SMS approving, re-sent with backoff per SMS, and the pass
+// still succeeds (DESIGN section 8).
+import { Clock, Duration, Effect, FiberHandle, Queue } from "effect"
 import { SqlClient } from "effect/sql"
 import { AdminClient } from "../clients/AdminClient.ts"
-import { type AgreeOutcome, DEFAULT_WALLET_TIMEOUT, WalletClient } from "../clients/WalletClient.ts"
+import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../clients/WalletClient.ts"
+import * as DepositExpiry from "../db/DepositExpiry.ts"
 import * as MatchStore from "../db/MatchStore.ts"
-import { reviewReason, statusAfter, walletAnswer, walletBackoffMillis } from "../domain/Matching.ts"
+import { AGREE_BATCH_MAX } from "../http/WalletApi.ts"
 import { smsTraces } from "../observability/Tracing.ts"
-import { Kicks, type Loop } from "./Loop.ts"
+import { endsLoopOnFailure, Kicks, type Loop, Worker } from "./Loop.ts"
+import * as WalletCalls from "./WalletCalls.ts"
 
-/** SMS decided per pass, and approving SMS sent per pass: a backlog is many short passes. */
+/** SMS decided per pass at most: a backlog is many short passes. */
 export const BATCH = 200
-/** Wallet calls in flight at once. */
-export const WALLET_CONCURRENCY = 16
+/** Wallet calls answering at once; each takes up to AGREE_BATCH_MAX SMS (what waits when it starts). */
+export const WALLET_CONCURRENCY = 8
+/** A call the wallet holds longer gives its place to the next: a held call delays only its own SMS. */
+export const SLOW_CALL = Duration.millis(500)
+/** SMS handed to the wallet calls and not yet recorded, at most: a pass leases no more than the room left. */
+export const OUTSTANDING = WALLET_CONCURRENCY * AGREE_BATCH_MAX
 /**
- * How long an approving SMS is this process's while its call is in flight: past the client's
- * timeout, so only a process that died mid-call leaves one for another to send again.
+ * How long an approving SMS is this process's once leased: its short wait for a call and the
+ * call itself, past the client's timeout (a call is only started while the lease outlasts it), so
+ * only a process that died leaves one for another to send again, this long after it leased it.
  */
-export const LEASE = Duration.sum(DEFAULT_WALLET_TIMEOUT, Duration.seconds(10))
-/** No new wallet call is started after this much of a pass: the pass ends well inside the 90 s TTL. */
-export const WALLET_BUDGET = Duration.seconds(20)
+export const LEASE = Duration.sum(DEFAULT_WALLET_TIMEOUT, Duration.seconds(3))
+/** A retry falls due this long after another pass at the earliest: no pass is woken for one SMS at a time. */
+const WAKE_MIN_MILLIS = 100
+/** Pending deposits past SVC_DEPOSIT_TTL_H are expired by the first pass after this long (not by every pass). */
+export const EXPIRY_EVERY = Duration.minutes(1)
 /** admin_service sync retries: 500 ms, 1 s, 2 s … at most 30 s apart; after this many, its own 10 s tick catches up. */
 const SYNC_RETRY_CAP = Duration.seconds(30)
 const SYNC_ATTEMPTS = 12
@@ -52,92 +63,91 @@ const adminSyncer = Effect.gen(function*() {
       yield* Effect.sleep(delay)
       delay = Duration.min(Duration.times(delay, 2), SYNC_RETRY_CAP)
     }
-  })).pipe(
-    // Not when it is interrupted: that is the loop's scope closing, the loop ending already.
-    Effect.onExit((exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)
-  ))
+  })).pipe(endsLoopOnFailure(loop)))
   return Effect.asVoid(Queue.offer(requests, undefined))
 })
 
-export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClient | Kicks> = {
+export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClient | Kicks | Worker> = {
   name: "order_match_loop",
   ttl: "90 seconds",
   every: "5 seconds",
-  // New or changed pending deposits (trigger of migration 0009), SMS reset or resolved through recon_service.
+  // New or changed pending deposits (triggers of migrations 0009 and 0017), SMS reset or resolved through recon_service.
   kickedBy: ["deposit", "shooter_sms"],
   start: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const store = yield* MatchStore.make
+    const expiry = yield* DepositExpiry.make
+    const { depositTtlHours } = yield* Worker
+    let expiryDueAt = 0
     const wallet = yield* WalletClient
     const kicks = yield* Kicks
     const requestSync = yield* adminSyncer
+    const kick = kicks.kick("order_match_loop")
 
-    const send = (due: MatchStore.Due, deadline: number) =>
+    // One timer: a pass when the earliest approving SMS falls due (a backoff ends, a lease runs out).
+    const wake = yield* FiberHandle.make<void, never>()
+    let wakeAt: number | undefined
+    const wakeBy = (at: number) =>
       Effect.gen(function*() {
-        // Out of time for this pass: the SMS is given back and sent by the next one.
-        if ((yield* Clock.currentTimeMillis) > deadline) return undefined
-        const outcome: AgreeOutcome = yield* wallet.agree({ depositId: due.deposit_id, smsId: due.id })
         const now = yield* Clock.currentTimeMillis
-        const attempts = due.attempts + 1
-        const status = statusAfter(outcome)
-        const nextAt = status === "approving"
-          ? new Date(now + walletBackoffMillis(attempts, yield* Random.nextBetween(0.8, 1.2)))
-          : null
-        const result: MatchStore.Outcome = {
-          id: due.id,
-          depositId: due.deposit_id,
-          status,
-          wallet: walletAnswer(outcome, due.deposit_id, attempts, new Date(now).toISOString()),
-          nextAt,
-          reason: reviewReason(outcome)
-        }
-        return result
+        const when = Math.max(at, now + WAKE_MIN_MILLIS)
+        if (wakeAt !== undefined && wakeAt <= when) return
+        wakeAt = when
+        yield* FiberHandle.run(wake, Effect.sleep(when - now).pipe(
+          Effect.andThen(Effect.sync(() => void (wakeAt = undefined))),
+          Effect.andThen(kick)
+        ))
       })
+    // A pass that stopped for want of room asks for another once the calls have made some.
+    let wantsRoom = false
+    const calls = yield* WalletCalls.make({
+      store,
+      wallet,
+      traces: (ids) => smsTraces(sql, ids),
+      timeout: DEFAULT_WALLET_TIMEOUT,
+      concurrency: WALLET_CONCURRENCY,
+      slowAfter: SLOW_CALL,
+      batch: AGREE_BATCH_MAX,
+      limit: OUTSTANDING,
+      onRecorded: (recorded) =>
+        Effect.gen(function*() {
+          // A review freed its deposit (match_recheck): another SMS may take it.
+          if (recorded.reviews > 0) yield* Effect.andThen(requestSync, kick)
+          if (recorded.retryAt !== undefined) yield* wakeBy(recorded.retryAt)
+          if (wantsRoom && recorded.room >= AGREE_BATCH_MAX) {
+            wantsRoom = false
+            yield* kick
+          }
+        })
+    })
 
     return Effect.gen(function*() {
-      const start = yield* Clock.currentTimeMillis
-      const leaseUntil = new Date(start + Duration.toMillis(LEASE))
-      const decided = yield* store.decideBatch(BATCH, DateTime.makeUnsafe(start), leaseUntil)
+      const room = yield* calls.room
+      // Every place taken: the calls ask for the next pass when they have made room.
+      if (room === 0) {
+        wantsRoom = true
+        return
+      }
+      const now = yield* Clock.currentTimeMillis
+      if (now >= expiryDueAt) {
+        const expired = yield* expiry.expire(Duration.hours(depositTtlHours))
+        expiryDueAt = now + Duration.toMillis(EXPIRY_EVERY)
+        // Manual reviews back to unmatched: the counters moved.
+        if (expired.reopened > 0) yield* requestSync
+      }
+      const decided = yield* store.decide(now, now + Duration.toMillis(LEASE), room, BATCH)
       if (decided.reviews > 0 || decided.unmatchedChanged > 0) yield* requestSync
-      const leased = yield* store.leaseDue(BATCH - decided.approving.length, new Date(start), leaseUntil)
-      const due = [...decided.approving, ...leased]
-
-      let reviews = 0
-      let approved = 0
-      let waiting = 0
-      if (due.length > 0) {
-        const deadline = start + Duration.toMillis(WALLET_BUDGET)
-        const within = yield* smsTraces(sql, due.map((d) => d.id))
-        const outcomes = yield* Effect.forEach(due, (d) => within(d.id)(send(d, deadline)), { concurrency: WALLET_CONCURRENCY }).pipe(
-          // Interrupted mid-call (a hung pass, a shutdown): whatever the wallet did, the SMS stays
-          // approving and is sent again at once; a replay credits nothing.
-          Effect.onInterrupt(() => store.release(due.map((d) => d.id)).pipe(Effect.timeout("2 seconds"), Effect.ignore))
-        )
-        const done = outcomes.filter((o): o is MatchStore.Outcome => o !== undefined)
-        yield* store.record(done)
-        const answered = new Set(done.map((o) => o.id))
-        yield* store.release(due.filter((d) => !answered.has(d.id)).map((d) => d.id))
-        for (const o of done) {
-          if (o.status === "approved") approved++
-          else if (o.status === "manual_review") reviews++
-          else waiting++
-        }
-        if (reviews > 0) yield* requestSync
-        // One line per pass, however many SMS an outage holds back.
-        const unavailable = done.find((o) => o.status === "approving")
-        if (unavailable !== undefined) {
-          yield* Effect.logWarning(`${waiting} approving SMS wait for wallet_service (${unavailable.wallet.detail}); each is sent again after its backoff`)
-        }
+      yield* calls.send([...decided.due, ...decided.approving])
+      if (decided.nextDueAt !== undefined) yield* wakeBy(decided.nextDueAt)
+      if (decided.claimed > 0) {
+        yield* Effect.logInfo(`matched ${decided.claimed} SMS: ${decided.approving.length} approving, ${decided.reviews} to review; ` +
+          `${decided.due.length} approving SMS sent again`)
       }
-      if (decided.claimed > 0 || due.length > 0) {
-        yield* Effect.logInfo(
-          `matched ${decided.claimed} SMS: ${decided.approving.length} approving, ${decided.reviews} to review; ` +
-            `wallet: ${approved} approved, ${reviews} to review, ${waiting} waiting for the wallet`
-        )
-      }
-      // More may be waiting: the next pass starts at once, this one reports its success first.
-      if (decided.claimed >= BATCH || (leased.length > 0 && leased.length >= BATCH - decided.approving.length)) {
-        yield* kicks.kick("order_match_loop")
+      // More may be waiting: the next pass comes at once (this one reports its success first), or
+      // when the calls have made room for it.
+      if (decided.more) {
+        if ((yield* calls.room) > 0) yield* kick
+        else wantsRoom = true
       }
     })
   })

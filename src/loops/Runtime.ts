@@ -15,11 +15,13 @@ import { IngestStore } from "../db/IngestStore.ts"
 import { CHANGES_CHANNEL } from "../db/ReconStore.ts"
 import { Components } from "../health/Components.ts"
 import * as Heartbeat from "../health/Heartbeat.ts"
+import { memoryTrim } from "../health/MemoryTrim.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { PushServerLive } from "../http/PushServer.ts"
 import { timeLoopPass, WorkerFamiliesLive } from "../observability/Metrics.ts"
 import { loops as allLoops } from "./index.ts"
 import { Kicks, type Loop, type LoopName, type Requirements, Worker } from "./Loop.ts"
+import { ParseInbox } from "./ParseLoop.ts"
 
 /** The running worker: its supervisor, components and loops (tests and the benchmark reach the fibers through it). */
 export class WorkerRuntime extends Context.Service<WorkerRuntime, {
@@ -77,6 +79,7 @@ const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: Runti
     const escalated = Effect.raceFirst(supervisor.await, components.await)
     yield* Effect.forkScoped(escalated.pipe(Effect.catch(fatal.stop)))
     yield* components.run("change_listener", listenForChanges(loops, kicks))
+    yield* components.run("memory_trim", memoryTrim)
     return { supervisor, components, loops }
   }))
 
@@ -117,7 +120,8 @@ export const clientsLayer = (settings: WorkerSettings) => {
 
 /**
  * The worker without its HTTP port: loops, supervisor, health registry, the components (LISTEN,
- * heartbeat file, ingest batchers) and the one IngestStore the push port and chatbot_poll_loop share.
+ * heartbeat file, ingest batchers), the one IngestStore the push port and chatbot_poll_loop share,
+ * and the inbox through which the push port hands stored SMS to parse_loop.
  */
 export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   settings: WorkerSettings,
@@ -130,6 +134,7 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
     Layer.provideMerge(IngestStore.layer),
     Layer.provideMerge(Components.layer(options)),
     Layer.provideMerge(HealthRegistry.layer(loops.map((loop) => ({ name: loop.name, ttl: loop.ttl })))),
+    Layer.provideMerge(ParseInbox.layer),
     Layer.provideMerge(Kicks.layer),
     Layer.provide(clientsLayer(settings)),
     Layer.provide([Worker.layer(settings), FetchHttpClient.layer, NodeServices.layer])

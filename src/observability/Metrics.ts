@@ -37,7 +37,7 @@ const parses = counter("recon_parse_total", "SMS read by parse_loop, by outcome 
 const matchDecisions = counter("recon_match_decisions_total", "Decisions of order_match_loop on parsed SMS: approve (one candidate), review, unmatched")
 const walletCallSeconds = histogram(
   "recon_wallet_call_seconds",
-  "Duration of the worker's calls to wallet_service, by outcome (agreed, replayed, conflict, not_found, unavailable, timeout)",
+  "Duration of the worker's calls to wallet_service, by outcome (agreed, replayed, conflict, not_found, unavailable, timeout); a call carrying several approvals counts once for each",
   [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 )
 const loopPassSeconds = histogram(
@@ -78,9 +78,11 @@ export const countStatusChanges = (statuses: Iterable<SmsStatus>): Effect.Effect
 export const countParses = (rows: Iterable<{ readonly status: string; readonly template_id: number | null }>): Effect.Effect<void> =>
   countInto(rows, (row) => parses({ outcome: row.status, reader: row.status !== "parsed" ? "none" : row.template_id === null ? "reader" : "template" }))
 
-/** Counts order_match_loop's decisions (the Matching decision tags). */
-export const countMatchDecisions = (decisions: Iterable<{ readonly decision: { readonly _tag: "Approve" | "Review" | "Unmatched" } }>): Effect.Effect<void> =>
-  countInto(decisions, (d) => matchDecisions({ decision: d.decision._tag.toLowerCase() }))
+const DECISION_LABELS = { approving: "approve", manual_review: "review", unmatched: "unmatched" } as const
+
+/** Counts order_match_loop's decisions (the status each decided SMS entered). */
+export const countMatchDecisions = (decisions: Iterable<keyof typeof DECISION_LABELS>): Effect.Effect<void> =>
+  countInto(decisions, (decision) => matchDecisions({ decision: DECISION_LABELS[decision] }))
 
 const walletOutcome = (outcome: AgreeOutcome): (typeof WALLET_OUTCOMES)[number] => {
   switch (outcome._tag) {
@@ -100,6 +102,13 @@ const walletOutcome = (outcome: AgreeOutcome): (typeof WALLET_OUTCOMES)[number] 
 /** Times a wallet call, labelled with its outcome (an interrupted call has none). */
 export const timeWalletCall = <R>(call: Effect.Effect<AgreeOutcome, never, R>): Effect.Effect<AgreeOutcome, never, R> =>
   timed(call, (seconds, exit) => Exit.isSuccess(exit) ? Metric.update(walletCallSeconds({ outcome: walletOutcome(exit.value) }), seconds) : Effect.void)
+
+/** Times a call carrying several approvals (agree_batch): once per approval, labelled with its outcome. */
+export const timeWalletCalls = <R>(call: Effect.Effect<ReadonlyArray<AgreeOutcome>, never, R>): Effect.Effect<ReadonlyArray<AgreeOutcome>, never, R> =>
+  timed(call, (seconds, exit) =>
+    Exit.isSuccess(exit)
+      ? Effect.forEach(exit.value, (outcome) => Metric.update(walletCallSeconds({ outcome: walletOutcome(outcome) }), seconds), { discard: true })
+      : Effect.void)
 
 /** Times every attempt of a loop's pass, whatever its end (failure, interruption of a hung pass). */
 export const timeLoopPass = (loop: string) => <E, R>(pass: Effect.Effect<void, E, R>): Effect.Effect<void, E, R> => {

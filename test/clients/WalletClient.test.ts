@@ -1,6 +1,7 @@
 // WalletClient against a real wallet_service on loopback (and stand-ins for what a real one can't
 // be made to do): each typed outcome, the token sent as the header and never shown, the timeout
-// under TestClock, and the HttpClient taken from the layer graph.
+// under TestClock, the HttpClient taken from the layer graph, and agree_batch (with the one-by-one
+// way for a wallet_service that does not have it).
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Metric, Redacted } from "effect"
 import { PrometheusMetrics } from "effect/observability"
@@ -33,6 +34,13 @@ const agreeWith = (options: WalletClientOptions, input: { depositId: number; sms
   Effect.gen(function*() {
     const client = yield* WalletClient
     return yield* client.agree(input)
+  }).pipe(Effect.provide(WalletClient.layer(options).pipe(Layer.provide(FetchHttpClient.layer))))
+
+/** One agreeBatch call through a client built with `options`. */
+const batchWith = (options: WalletClientOptions, inputs: ReadonlyArray<{ depositId: number; smsId: number }>) =>
+  Effect.gen(function*() {
+    const client = yield* WalletClient
+    return yield* client.agreeBatch(inputs)
   }).pipe(Effect.provide(WalletClient.layer(options).pipe(Layer.provide(FetchHttpClient.layer))))
 
 const unavailable = (outcome: AgreeOutcome): string => {
@@ -115,6 +123,45 @@ describe("WalletClient against wallet_service", () => {
       yield* log.arrived(2)
       yield* TestClock.adjust("200 millis")
       assert.strictEqual(unavailable(yield* Fiber.join(short)), "wallet_service did not answer within 200ms")
+    }).pipe(Effect.scoped))
+
+  it.effect("agreeBatch: each deposit's outcome in the order given, from one call; all Unavailable when the call fails", () =>
+    Effect.gen(function*() {
+      const a = yield* Effect.promise(() => createDeposit(db, "Batch Client A", "100"))
+      const b = yield* Effect.promise(() => createDeposit(db, "Batch Client B", "200"))
+      const inputs = [{ depositId: a.depositId, smsId: 21 }, { depositId: b.depositId, smsId: 21 }, { depositId: a.depositId, smsId: 21 }, { depositId: 777_777, smsId: 22 }]
+      assert.deepStrictEqual(yield* batchWith({ baseUrl: wallet.url, token }, inputs), [
+        { _tag: "Approved", depositId: a.depositId },
+        { _tag: "Conflict", detail: "SMS 21 already funds another deposit" },
+        { _tag: "Replayed", depositId: a.depositId },
+        { _tag: "NotFound", detail: "deposit 777777 not found" }
+      ])
+      const closed = `http://127.0.0.1:${yield* Effect.promise(() => freePort())}`
+      const failed = yield* batchWith({ baseUrl: closed, token }, inputs)
+      assert.deepStrictEqual(failed.map(unavailable), Array(4).fill("wallet_service is unreachable"))
+    }))
+
+  it.effect("agreeBatch against a wallet_service without the batch route: the deposits are sent one by one, and from then on", () =>
+    Effect.gen(function*() {
+      const log = callLog<string>()
+      // An older wallet_service: agree_batch is an unknown route, agree goes to the real one.
+      const older = yield* serveLoopback((req, res, body) => {
+        log.record(req.url ?? "")
+        if (req.url?.endsWith("/agree_batch")) return json(res, 404, { status: 404, msg: "not_found", data: { detail: "no such route", issues: [] } })
+        void fetch(`${wallet.url}${req.url}`, { method: "POST", headers: { "content-type": "application/json", "x-internal-service-token": RECON_TOKEN }, body })
+          .then(async (answer) => res.writeHead(answer.status, { "content-type": "application/json" }).end(await answer.text()))
+      })
+      const a = yield* Effect.promise(() => createDeposit(db, "Older A", "10"))
+      const b = yield* Effect.promise(() => createDeposit(db, "Older B", "10"))
+      const outcomes = yield* Effect.gen(function*() {
+        const client = yield* WalletClient
+        return [
+          ...(yield* client.agreeBatch([{ depositId: a.depositId, smsId: 31 }, { depositId: b.depositId, smsId: 32 }])),
+          ...(yield* client.agreeBatch([{ depositId: a.depositId, smsId: 31 }]))
+        ]
+      }).pipe(Effect.provide(WalletClient.layer({ baseUrl: older, token }).pipe(Layer.provide(FetchHttpClient.layer))))
+      assert.deepStrictEqual(outcomes, [{ _tag: "Approved", depositId: a.depositId }, { _tag: "Approved", depositId: b.depositId }, { _tag: "Replayed", depositId: a.depositId }])
+      assert.deepStrictEqual(log.calls.map((url) => url.split("/").at(-1)), ["agree_batch", "agree", "agree", "agree"])
     }).pipe(Effect.scoped))
 
   it.effect("takes the HttpClient from the layer graph: a test's client sees the request and its token header", () =>

@@ -1,6 +1,7 @@
 // SmsForwarder replays: its signature covers only the timestamp, so a captured timestamp + sign
-// with another message is refused (401), on any worker sharing the database; with the same
-// message it is the resend it is (stored as a duplicate). Old signatures are pruned.
+// with another message is refused (401), on any worker sharing the database, also when both
+// arrive at once; with the same message it is the resend it is (stored as a duplicate). Old
+// signatures are pruned.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -59,6 +60,16 @@ describe("SmsForwarder replays", () => {
     assert.strictEqual(once.http, 200)
     assert.strictEqual(again.http, 200)
     assert.isTrue(again.body.data.duplicate)
+  })
+
+  it("stores exactly one of many messages sent at once under one signature, on two workers, and refuses the others", async () => {
+    const timestamp = Date.now() - 3000
+    const amounts = Array.from({ length: 8 }, (_, i) => `${41 + i},000`)
+    const answers = await Promise.all(amounts.map((amount, i) =>
+      pushForwarder(i % 2 === 0 ? first.url : second.url, "fwd-signed", { from: "15778000", sms: sms(amount), secret: SECRET, timestamp })))
+    assert.deepStrictEqual(answers.map((a) => a.http).sort(), [200, ...Array(7).fill(401)])
+    const rows = await smsRows(db, ["fwd-signed"])
+    assert.strictEqual(rows.filter((row) => amounts.some((amount) => row.body.includes(`입금 ${amount}원`))).length, 1)
   })
 
   it("keeps signatures per registration: the same timestamp on another device is its own", async () => {

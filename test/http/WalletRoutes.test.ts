@@ -1,6 +1,7 @@
 // wallet_service's routes (DESIGN section 7) on a real server and database: one transaction
 // approves, links the SMS, credits and writes the ledger; replays credit nothing; every 409/404;
-// the envelope and schema errors of recon_service; concurrent callers credit once.
+// the envelope and schema errors of recon_service; concurrent callers credit once; agree_batch
+// answers each item as agree would, and overlapping batches credit once without deadlocking.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createMigratedDatabase } from "../support/database.ts"
@@ -113,6 +114,67 @@ describe("POST /internal/wallet/deposit/agree", () => {
     assert.deepStrictEqual(raced.map((a) => a.http).sort(), [200, ...Array(9).fill(409)])
     const [{ n }] = await query(db, (sql) => sql<{ n: bigint }>`SELECT count(*) AS n FROM wallet.ledger WHERE sms_id = 502`.pipe(Effect.map((r) => r as ReadonlyArray<{ n: bigint }>)))
     assert.strictEqual(Number(n), 1)
+  })
+})
+
+describe("POST /internal/wallet/deposit/agree_batch", () => {
+  const agreeBatch = (items: unknown, options: Parameters<typeof post>[3] = {}) =>
+    post(wallet.url, "/internal/wallet/deposit/agree_batch", { items }, { token: RECON_TOKEN, ...options })
+
+  it("answers each item as agree would, in the order given, in one transaction: approved, replayed, conflict, not found; credits once", async () => {
+    const fresh = await createDeposit(db, "Batch Fresh", "1000")
+    const sameTwice = await createDeposit(db, "Batch Twice", "2000")
+    const before = await createDeposit(db, "Batch Before", "3000")
+    const taken = await createDeposit(db, "Batch Taken", "4000")
+    assert.strictEqual((await agree(wallet.url, { deposit_id: before.depositId, sms_id: 601 })).http, 200)
+    const answer = await agreeBatch([
+      { deposit_id: fresh.depositId, sms_id: 602 },
+      { deposit_id: sameTwice.depositId, sms_id: 603 },
+      { deposit_id: sameTwice.depositId, sms_id: 603 },
+      { deposit_id: before.depositId, sms_id: 601 },
+      { deposit_id: taken.depositId, sms_id: 601 },
+      { deposit_id: 999_998 },
+      { deposit_id: before.depositId, sms_id: 604 }
+    ])
+    assert.deepStrictEqual([answer.http, answer.body.status, answer.body.msg], [200, 200, "success"])
+    assert.deepStrictEqual(answer.body.data.items, [
+      { deposit_id: fresh.depositId, outcome: "approved", detail: null },
+      { deposit_id: sameTwice.depositId, outcome: "approved", detail: null },
+      { deposit_id: sameTwice.depositId, outcome: "replayed", detail: null },
+      { deposit_id: before.depositId, outcome: "replayed", detail: null },
+      { deposit_id: taken.depositId, outcome: "conflict", detail: "SMS 601 already funds another deposit" },
+      { deposit_id: 999_998, outcome: "not_found", detail: "deposit 999998 not found" },
+      { deposit_id: before.depositId, outcome: "conflict", detail: `deposit ${before.depositId} was approved with another SMS` }
+    ])
+    for (const [deposit, smsId, amount] of [[fresh, 602, "1000.00"], [sameTwice, 603, "2000.00"], [before, 601, "3000.00"]] as const) {
+      const state = await walletState(db, deposit.depositId)
+      assert.deepStrictEqual([state.status, state.smsId, state.ledger, state.balance], ["approved", smsId, [{ smsId, amount }], amount])
+    }
+    assert.deepStrictEqual([(await walletState(db, taken.depositId)).status, (await walletState(db, taken.depositId)).ledger], ["pending", []])
+  })
+
+  it("overlapping batches sent at once credit each deposit once and all answer (no deadlock), the players' balances exact", async () => {
+    const deposits = await Promise.all(Array.from({ length: 12 }, (_, i) => createDeposit(db, `Batch Player ${i % 4}`, "10")))
+    // Twelve batches of the same deposits, each in another order.
+    const batches = Array.from({ length: 12 }, (_, k) =>
+      deposits.map((_, i) => deposits[(i * 5 + k) % deposits.length]!).map((d) => ({ deposit_id: d.depositId, sms_id: 700 + deposits.indexOf(d) })))
+    const answers = await Promise.all(batches.map((items) => agreeBatch(items)))
+    assert.deepStrictEqual(answers.map((a) => a.http), Array(12).fill(200))
+    const outcomes = answers.flatMap((a) => a.body.data.items as Array<{ deposit_id: number; outcome: string }>)
+    for (const d of deposits) {
+      assert.deepStrictEqual(outcomes.filter((o) => o.deposit_id === d.depositId).map((o) => o.outcome).sort(), ["approved", ...Array(11).fill("replayed")])
+    }
+    for (let p = 0; p < 4; p++) assert.strictEqual((await balance(wallet.url, deposits[p]!.playerId)).body.data.balance, "30")
+  })
+
+  it("400 for no items, more than 32, or an item out of schema; 401 for the wrong caller; nothing written", async () => {
+    const { depositId } = await createDeposit(db, "Batch Schema", "10")
+    for (const items of [[], Array.from({ length: 33 }, () => ({ deposit_id: depositId })), [{ deposit_id: 0 }], [{ deposit_id: depositId, extra: 1 }], "x"]) {
+      const answer = await agreeBatch(items)
+      assert.deepStrictEqual([answer.http, answer.body.msg], [400, "bad_request"], JSON.stringify(items).slice(0, 80))
+    }
+    assert.strictEqual((await agreeBatch([{ deposit_id: depositId }], { token: ADMIN_TOKEN })).http, 401)
+    assert.strictEqual((await walletState(db, depositId)).status, "pending")
   })
 })
 

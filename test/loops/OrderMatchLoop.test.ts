@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { AdminClient } from "../../src/clients/AdminClient.ts"
 import { WalletClient } from "../../src/clients/WalletClient.ts"
-import { OrderMatchLoop } from "../../src/loops/OrderMatchLoop.ts"
+import { OrderMatchLoop, WALLET_CONCURRENCY } from "../../src/loops/OrderMatchLoop.ts"
 import { createOperator, login, openSocket, startAdmin } from "../admin/support.ts"
 import { createMigratedDatabase, holdTableLock, runSql } from "../support/database.ts"
 import {
@@ -153,6 +153,34 @@ describe("exactly one candidate", () => {
     }), 30_000)
 })
 
+describe("deposit expiry", () => {
+  it.effect("a pending deposit older than SVC_DEPOSIT_TTL_H is expired by a pass, once a minute at most, and never matched", () =>
+    Effect.gen(function*() {
+      const { db, kicks } = yield* setUp("om-expiry")
+      const player = yield* Effect.promise(() => addPlayer(db, "권율"))
+      const old = yield* Effect.promise(() => addDeposit(db, player, "권율", "55000"))
+      const fresh = yield* Effect.promise(() => addDeposit(db, player, "권율", "66000"))
+      yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // Ages on the test clock (its time starts at 0): one 24 h and a minute old, one just created.
+        yield* sql`UPDATE recon.deposit SET created_at = to_timestamp(0) - interval '24 hours 1 minute' WHERE id = ${old}`
+        yield* sql`UPDATE recon.deposit SET created_at = to_timestamp(0) WHERE id = ${fresh}`
+      })))
+      // The first pass looked before the deposits were there; the next look comes a minute later (24 h by default).
+      yield* kicks.kick("order_match_loop")
+      yield* realWait(300)
+      assert.strictEqual((yield* Effect.promise(() => walletState(db, old))).status, "pending")
+      yield* advance(60_000, 5_000)
+      yield* kicks.kick("order_match_loop")
+      yield* until("expired", async () => (await walletState(db, old)).status === "expired")
+      assert.strictEqual((yield* Effect.promise(() => walletState(db, fresh))).status, "pending")
+      // Its SMS arriving now finds no deposit.
+      const sms = yield* Effect.promise(() => addParsedSms(db, "권율", "55000"))
+      yield* kicks.kick("order_match_loop")
+      yield* until("unmatched", async () => (await smsState(db, sms)).status === "unmatched")
+    }), 30_000)
+})
+
 describe("ambiguous matches go to a person", () => {
   it.effect("two players share the name: manual_review, task_status=6 on the matching deposit only, and admin's websocket clients get fresh counters at once", () =>
     Effect.gen(function*() {
@@ -280,7 +308,7 @@ describe("the wallet's answers", () => {
       const deposits = yield* Effect.promise(() => addPlayersWithDeposits(db, "flaky", 200))
       yield* Effect.promise(() => addParsedSmsBatch(db, "flaky", 200))
       yield* kicks.kick("order_match_loop")
-      // Several passes: timeouts (5 s), backoffs (1 s, 2 s …), leases (15 s) all on the test clock.
+      // Several passes: timeouts (5 s), backoffs (1 s, 2 s …), leases (8 s) all on the test clock.
       yield* advance(60_000, 500)
       assert.isTrue(yield* registry.ready, "the worker stays ready through the wallet's failures")
       const during = yield* Effect.promise(() => smsStatuses(db))
@@ -384,6 +412,119 @@ describe("the wallet's answers", () => {
     }), 30_000)
 })
 
+
+describe("wallet calls run beside the passes", () => {
+  it.effect("a held wallet call delays only its own SMS: the others are approved and recorded while it is held", () =>
+    Effect.gen(function*() {
+      let standIn: Effect.Success<ReturnType<typeof walletStandIn>> | undefined
+      // The clock stands still: the held call never reaches the client's timeout.
+      const { db, kicks } = yield* setUp("om-held", {
+        walletUrl: (url) => Effect.map(walletStandIn(url, (n) => n === 0 ? "hold" : "forward"), (s) => {
+          standIn = s
+          return s.url
+        })
+      })
+      yield* Effect.promise(() => addPlayersWithDeposits(db, "held", 30))
+      yield* Effect.promise(() => addParsedSmsBatch(db, "held", 30))
+      yield* kicks.kick("order_match_loop")
+      const heldSms = () => standIn!.calls.filter((call) => call.fate === "hold").map((call) => call.smsId)
+      yield* until("all but the held call's SMS approved", async () =>
+        heldSms().length > 0 && (await smsStatuses(db)).approved === 30 - heldSms().length)
+      // The first call carried its share of the 30 (spread over the free calls), no more.
+      assert.isAtMost(heldSms().length, 30 / WALLET_CONCURRENCY + 1)
+      assert.strictEqual(standIn!.held(), 1)
+      for (const id of heldSms()) assert.strictEqual((yield* status(db, id)).status, "approving")
+      // The wallet has credited all 30, the held ones included; their answer is still on the way.
+      assert.strictEqual((yield* Effect.promise(() => credits(db))).ledgerRows, 30)
+
+      standIn!.releaseHeld()
+      yield* until("the held ones approved", async () => (await smsStatuses(db)).approved === 30)
+      for (const id of heldSms()) {
+        const state = yield* status(db, id)
+        assert.deepStrictEqual([state.match.wallet.answer, state.match.wallet.attempts], ["approved", 1])
+      }
+      assert.strictEqual(standIn!.calls.length, 30)
+    }), 30_000)
+
+  it.effect("approving SMS due again are sent while new SMS keep the wallet calls busy: retries get their share of the calls", () =>
+    Effect.gen(function*() {
+      let standIn: Effect.Success<ReturnType<typeof walletStandIn>> | undefined
+      const { db, kicks } = yield* setUp("om-fair", {
+        walletUrl: (url) => Effect.map(walletStandIn(url), (s) => {
+          standIn = s
+          return s.url
+        })
+      })
+      // 20 SMS sent once already (the wallet was unavailable), their backoff over; 1,000 new ones
+      // waiting. One transaction: no pass sees the one without the other.
+      const retryDeposits = yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO recon.player (name) SELECT k || '-' || g FROM generate_series(1, 1000) AS g, unnest(ARRAY['retry', 'new']) AS k
+            WHERE k = 'new' OR g <= 20`
+          yield* sql`INSERT INTO recon.deposit (player_id, from_bank_owner, amount) SELECT id, name, 10000 FROM recon.player`
+          yield* sql`INSERT INTO recon.shooter_sms (device_id, sender, body, normalized_body, received_at, status, bank, payer_name, amount)
+            SELECT 'phone-1', '15881688', name, name, now(), 'parsed', 'KB', name, 10000 FROM recon.player`
+          yield* sql`UPDATE recon.shooter_sms AS s SET status = 'approving', deposit_id = d.id
+            FROM recon.deposit AS d WHERE d.from_bank_owner = s.payer_name AND s.payer_name LIKE 'retry-%'`
+          yield* sql`UPDATE recon.shooter_sms SET match_attempts = 1 WHERE payer_name LIKE 'retry-%'`
+          const rows = yield* sql<{ id: bigint }>`SELECT id FROM recon.deposit WHERE from_bank_owner LIKE 'retry-%'`
+          return rows.map((row) => Number(row.id))
+        }))
+      })))
+      yield* kicks.kick("order_match_loop")
+      yield* until("all approved", async () => (await smsStatuses(db)).approved === 1020, 60_000)
+
+      const retryCalls = standIn!.calls.flatMap((call, i) => retryDeposits.includes(call.depositId) ? [i] : [])
+      assert.strictEqual(retryCalls.length, 20)
+      // All among the first pass's calls, not after the 1,000 new SMS.
+      assert.isBelow(Math.max(...retryCalls), 128, `retries at call ${retryCalls.join(", ")}`)
+      const c = yield* Effect.promise(() => credits(db))
+      assert.deepStrictEqual([c.ledgerRows, c.creditedTwice, c.wrongSms], [1020, 0, 0])
+    }), 90_000)
+})
+
+
+describe("a stuck wallet call", () => {
+  it.effect("a call running far past its own timeout (a broken client) ends the loop's fiber, for the supervisor to restart it with readiness false, and its lease is given back", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("om-stuck"))
+      const player = yield* Effect.promise(() => addPlayer(db, "이황"))
+      const deposit = yield* Effect.promise(() => addDeposit(db, player, "이황", "33000"))
+      const sms = yield* Effect.promise(() => addParsedSms(db, "이황", "33000"))
+      let calls = 0
+      // A client that never answers and never times out: what a broken one would do.
+      const stuck = Layer.succeed(WalletClient, WalletClient.of({
+        agree: () => Effect.never,
+        agreeBatch: () => Effect.andThen(Effect.sync(() => void calls++), Effect.never)
+      }))
+      const services = Layer.mergeAll(
+        loopServices(db, workerSettings("/tmp/recon-om-stuck.heartbeat")),
+        stuck,
+        AdminClient.layer({ baseUrl: "http://127.0.0.1:9", token: undefined }).pipe(Layer.provide(FetchHttpClient.layer))
+      )
+      const loop = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+        const pass = yield* OrderMatchLoop.start
+        yield* pass
+        return yield* Effect.never
+      })).pipe(Effect.provide(services)))
+      yield* eventually("the call made", Effect.sync(() => calls === 1))
+      // The client's own timeout (5 s) and the grace (10 s) pass: still running.
+      yield* advance(14_000)
+      assert.isUndefined(loop.pollUnsafe())
+      yield* advance(3_000)
+      const exit = yield* Fiber.await(loop)
+      assert.isTrue(Exit.hasInterrupts(exit))
+      // Left as it was, due again at once for the restarted loop (or another worker).
+      const state = yield* status(db, sms)
+      assert.deepStrictEqual([state.status, state.depositId], ["approving", deposit])
+      const [lease] = yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ next_at: Date | null }>`SELECT match_next_at AS next_at FROM recon.shooter_sms WHERE id = ${sms}`
+      })))
+      assert.isNull(lease!.next_at)
+    }), 30_000)
+})
 
 describe("a hung pass", () => {
   it.effect("a pass stalled on the database past the 90 s TTL is interrupted, the loop restarted, readiness false until it succeeds again", () =>

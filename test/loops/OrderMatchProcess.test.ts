@@ -64,13 +64,50 @@ describe("worker processes", () => {
       standIn.setOnForwarded(() => {})
       const second = yield* startWorker(db, standIn.url)
       assert.isTrue(yield* Effect.promise(() => waitForUrl(`${second.base}/health/live`, 60_000)), second.output())
-      // The dead worker's lease (timeout + 10 s) runs out, then the SMS is sent again.
+      // The dead worker's lease (timeout + 3 s) runs out, then the SMS is sent again.
       yield* until("approved after the restart", async () => (await smsState(db, sms)).status === "approved", 60_000)
       const state = yield* Effect.promise(() => smsState(db, sms))
       assert.strictEqual(state.match.wallet.answer, "replayed")
       assert.strictEqual(standIn.calls.length, 2)
       const after = yield* Effect.promise(() => walletState(db, deposit))
       assert.deepStrictEqual([after.ledger.length, Number(after.balance), after.smsId], [1, 88000, sms])
+    }), 150_000)
+
+  it.live("SIGKILLed while one wallet call is held: the answers recorded before the kill stand (one call each), only the held SMS is sent again", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("omp-recorded"))
+      const wallet = yield* serve(startWallet(db))
+      const standIn = yield* walletStandIn(wallet.url, (n) => n === 0 ? "hold" : "forward")
+      const deposits = yield* Effect.promise(() => addPlayersWithDeposits(db, "kept", 10))
+      yield* Effect.promise(() => addParsedSmsBatch(db, "kept", 10))
+
+      const first = yield* startWorker(db, standIn.url)
+      const held = () => new Set(standIn.calls.filter((call) => call.fate === "hold").map((call) => call.smsId))
+      yield* until("the others approved while one call is held", async () =>
+        standIn.held() === 1 && (await smsStatuses(db)).approved === 10 - held().size, 60_000)
+      // Recorded while the held call is still in flight (the worker has not given up on it).
+      assert.strictEqual(standIn.heldOpen(), 1)
+      first.child.kill("SIGKILL")
+      assert.isNull(yield* Effect.promise(() => first.exited), "killed by a signal")
+      const heldSms = held()
+      assert.isAtMost(heldSms.size, 5)
+
+      const second = yield* startWorker(db, standIn.url)
+      assert.isTrue(yield* Effect.promise(() => waitForUrl(`${second.base}/health/live`, 60_000)), second.output())
+      // The held SMS's lease runs out, then it alone is sent again.
+      yield* until("all approved", async () => (await smsStatuses(db)).approved === 10, 60_000)
+      const callsPerSms = new Map<number, number>()
+      for (const call of standIn.calls) callsPerSms.set(call.smsId, (callsPerSms.get(call.smsId) ?? 0) + 1)
+      assert.deepStrictEqual([...callsPerSms.entries()].map(([id, n]) => [id, heldSms.has(id) ? n - 1 : n]).map(([, n]) => n), Array(10).fill(1))
+      const answers = yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ id: bigint; answer: string }>`SELECT id, match_detail->'wallet'->>'answer' AS answer FROM recon.shooter_sms ORDER BY id`
+      })))
+      assert.deepStrictEqual(answers.map((a) => heldSms.has(Number(a.id)) ? `held:${a.answer}` : a.answer).sort(),
+        [...Array(10 - heldSms.size).fill("approved"), ...Array(heldSms.size).fill("held:replayed")].sort())
+      const c = yield* Effect.promise(() => credits(db))
+      assert.deepStrictEqual([c.ledgerRows, c.depositsCredited, c.creditedTwice, c.wrongSms], [10, 10, 0, 0])
+      assert.strictEqual(deposits.length, 10)
     }), 150_000)
 
   it.live("two worker processes, 2,000 SMS against 2,000 deposits: each credited once, none left approving", () =>

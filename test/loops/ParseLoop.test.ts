@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { LoopName } from "../../src/loops/Loop.ts"
-import { ParseLoop } from "../../src/loops/ParseLoop.ts"
+import { ParseInbox, ParseLoop } from "../../src/loops/ParseLoop.ts"
 import { bankCorpus, type CorpusRow, devCorpus } from "../support/corpus.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { captureLogs, loopServices } from "../support/loops.ts"
@@ -279,6 +279,99 @@ describe("parse_loop passes", () => {
         })
         assert.isTrue(logs.some((line) => line.startsWith("Warn") && line.includes(`template ${broken} (깨진, manual) is not used`)), logs.join("\n"))
       }).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.live("an SMS handed over by the push endpoint is parsed at once, without a pass; one no longer `received` by then is left as it is", () =>
+    Effect.gen(function*() {
+      const kicked: Array<LoopName> = []
+      const services = yield* onePassSetup("parse-handed", [], kicked)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const pass = yield* ParseLoop.start
+        // The first pass compiles the templates; nothing is waiting yet.
+        yield* pass
+        const receivedAt = new Date("2026-11-02T05:06:00Z")
+        const fresh = yield* storeSms("16449999", kbSms, receivedAt)
+        const other = kbSms.replace("홍길동", "김철수")
+        const moved = yield* storeSms("16449999", other, receivedAt)
+        // Taken elsewhere meanwhile (another worker, an operator): the handed copy must not overwrite it.
+        yield* sql`UPDATE recon.shooter_sms SET status = 'need_check' WHERE id = ${moved}`
+        const inbox = yield* ParseInbox
+        yield* inbox.hand({ id: moved, deviceId: "phone-1", sender: "16449999", body: other, receivedAt })
+        yield* inbox.hand({ id: fresh, deviceId: "phone-1", sender: "16449999", body: kbSms, receivedAt })
+        yield* eventually("the handed SMS parsed", Effect.map(smsById(fresh), (row) => row.status === "parsed"))
+        assert.deepInclude(yield* smsById(fresh), { bank: "KB국민", payer_name: "홍길동", amount: "50000.00" })
+        assert.deepInclude(yield* smsById(moved), { status: "need_check", payer_name: null, parse_detail: null })
+        assert.include(kicked, "order_match_loop")
+      })).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.live("an SMS handed over right after a template was added, before any pass, is read with the new template", () =>
+    Effect.gen(function*() {
+      const services = yield* onePassSetup("parse-handed-new", [], [])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const pass = yield* ParseLoop.start
+        yield* pass
+        const id = yield* addTemplate({ bank: "한빛상호", sender: "01055556666", rule: "송금인:(?P<name>[^\\n]+)\\n금액:(?P<amount>[\\d,]+)원" })
+        const text = "[한빛상호] 입금 확정\n송금인:김하나\n금액:7,700원"
+        const receivedAt = new Date()
+        const sms = yield* storeSms("01055556666", text, receivedAt)
+        yield* (yield* ParseInbox).hand({ id: sms, deviceId: "phone-1", sender: "01055556666", body: text, receivedAt })
+        yield* eventually("read", Effect.map(smsById(sms), (row) => row.status !== "received"))
+        assert.deepInclude(yield* smsById(sms), { status: "parsed", template_id: id, payer_name: "김하나", amount: "7700.00" })
+      })).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.live("places each deposit and withdrawal it writes in its account's balances: a message withheld is a gap, the same message handed over later closes it", () =>
+    Effect.gen(function*() {
+      const services = yield* onePassSetup("parse-balances", [], [])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const pass = yield* ParseLoop.start
+        const account = "352-****-7417-43"
+        // NH농협's layout, deposits and withdrawals alike (the corpus's).
+        const nh = (word: "입금" | "출금", amount: string, at: string, name: string, balance: string) =>
+          `[Web발신]\n농협 ${word}${amount}원\n${at} ${account} ${name} 잔액${balance}원`
+        const received = (minute: number) => new Date(Date.parse("2026-07-09T05:00:00Z") + minute * 60_000)
+        const first = yield* storeSms("15882100", nh("입금", "50,000", "07/09 14:00", "김민준", "1,050,000"), received(0))
+        const withheld = nh("출금", "12,000", "07/09 14:07", "쿠팡", "1,038,000")
+        const third = yield* storeSms("15882100", nh("입금", "300,000", "07/09 14:14", "이서연", "1,338,000"), received(14))
+        yield* pass
+        const gaps = () => sql<{ after_sms_id: string; before_sms_id: string; unexplained: string; closed_by_sms_id: string | null }>`
+          SELECT g.after_sms_id::text, g.before_sms_id::text, g.unexplained::text, g.closed_by_sms_id::text
+          FROM recon.balance_gap AS g JOIN recon.balance_account AS a ON a.id = g.account_id WHERE a.account = ${account} ORDER BY g.id`
+        assert.deepStrictEqual((yield* gaps()).map((g) => [Number(g.after_sms_id), Number(g.before_sms_id), Number(g.unexplained), g.closed_by_sms_id]),
+          [[first, third, -12000, null]])
+        // The withdrawal arrives late (the gateway re-sends it) and is handed over by the push endpoint.
+        const late = yield* storeSms("15882100", withheld, received(7))
+        yield* (yield* ParseInbox).hand({ id: late, deviceId: "phone-1", sender: "15882100", body: withheld, receivedAt: received(7) })
+        yield* eventually("the handed withdrawal read", Effect.map(smsById(late), (row) => row.status !== "received"))
+        assert.strictEqual((yield* smsById(late)).status, "ignored")
+        assert.deepStrictEqual((yield* gaps()).map((g) => g.closed_by_sms_id === null ? null : Number(g.closed_by_sms_id)), [late])
+      })).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.live("a template added or changed in SQL by hand, not through recon_service, is used from the next pass (the table's version moved)", () =>
+    Effect.gen(function*() {
+      const services = yield* onePassSetup("parse-by-hand", [], [])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const pass = yield* ParseLoop.start
+        // A layout the built-in reader refuses (two names before the amount): only a template reads it.
+        const text = "[한빛상호] 이체입금\n의뢰인 김하나 수취인 한빛상사\n7,700\n잔고 120,000"
+        const before = yield* storeSms("01055556666", text, new Date())
+        yield* pass
+        assert.strictEqual((yield* smsById(before)).status, "parse_failed")
+        const id = yield* addTemplate({ bank: "한빛상호", sender: "01055556666", rule: "의뢰인 (?P<name>\\S+) 수취인[^\\n]*\\n(?P<amount>\\d)" })
+        const first = yield* storeSms("01055556666", text, new Date())
+        yield* pass
+        assert.deepInclude(yield* smsById(first), { status: "parsed", template_id: id, amount: "7.00" })
+        // The rule corrected in place: the next pass compiles it again.
+        yield* sql`UPDATE recon.shooter_template_recharge SET rule = ${"의뢰인 (?P<name>\\S+) 수취인[^\\n]*\\n(?P<amount>[\\d,]+)"} WHERE id = ${id}`
+        const second = yield* storeSms("01055556666", text, new Date())
+        yield* pass
+        assert.deepInclude(yield* smsById(second), { status: "parsed", template_id: id, payer_name: "김하나", amount: "7700.00" })
+      })).pipe(Effect.provide(services))
     }), 60_000)
 
   it.effect("reads `12/31 23:59` received at 00:01 on New Year's Day in the year before (TestClock)", () =>

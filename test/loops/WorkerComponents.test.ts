@@ -1,4 +1,4 @@
-// The worker's fibers that are not loops (LISTEN, the heartbeat writer, the ingest batchers) on a
+// The worker's fibers that are not loops (LISTEN, the heartbeat writer, the ingest batchers, the memory trim) on a
 // real database with the real push port: each killed makes GET /health/ready 503 at once, naming
 // it; it is restarted and readiness returns; a batch caught by the batchers' death is answered, and
 // the SMS after it are stored by the restarted batchers.
@@ -13,7 +13,7 @@ import { PhoneWhitelistLoop } from "../../src/loops/PhoneWhitelistLoop.ts"
 import { createMigratedDatabase, holdTableLock, runSql } from "../support/database.ts"
 import { buildWorker, eventually, pushForwarder, register, servePush, smsRows } from "../support/worker.ts"
 
-const COMPONENTS = ["change_listener", "heartbeat_writer", "ingest_batchers"] as const
+const COMPONENTS = ["change_listener", "heartbeat_writer", "ingest_batchers", "memory_trim"] as const
 
 const readHeartbeat = (path: string) => {
   try {

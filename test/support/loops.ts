@@ -4,13 +4,16 @@ import { Effect, Layer, Logger, References } from "effect"
 import { FetchHttpClient } from "effect/http"
 import type { WorkerSettings } from "../../src/config/AppConfig.ts"
 import { Kicks, type LoopName, Worker } from "../../src/loops/Loop.ts"
+import { ParseInbox } from "../../src/loops/ParseLoop.ts"
 import { sqlLayer } from "./database.ts"
 
 export const loopServices = (url: string, settings: WorkerSettings, kicked: Array<LoopName> = []) =>
   Layer.mergeAll(
     sqlLayer(url),
     Worker.layer(settings),
-    Layer.succeed(Kicks, Kicks.of({ kick: (name) => Effect.sync(() => void kicked.push(name)), register: () => Effect.void })),
+    ParseInbox.layer.pipe(Layer.provideMerge(
+      Layer.succeed(Kicks, Kicks.of({ kick: (name) => Effect.sync(() => void kicked.push(name)), register: () => Effect.void }))
+    )),
     FetchHttpClient.layer
   )
 

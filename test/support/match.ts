@@ -122,27 +122,31 @@ export interface WalletCall {
 }
 
 /**
- * A stand-in for wallet_service in front of the real one: each call's fate comes from `fateOf`
- * (by call number); held answers wait for `releaseHeld` (or the end of the test's scope).
+ * A stand-in for wallet_service in front of the real one: each request's fate comes from `fateOf`
+ * (by request number), and `calls` has one entry per SMS it carried (agree: one; agree_batch: each
+ * item); held answers wait for `releaseHeld` (or the end of the test's scope).
  */
 export const walletStandIn = (target: string, initial: (n: number) => Fate = () => "forward") =>
   Effect.gen(function*() {
     const log = callLog<WalletCall>()
     let fateOf = initial
-    let held: Array<() => void> = []
+    let held: Array<{ readonly send: () => void; readonly open: () => boolean }> = []
     // Called with each forwarded call's answer from the real wallet, before the stand-in answers.
     let onForwarded: (call: WalletCall, body: unknown) => void = () => {}
+    let requests = 0
     const url = yield* serveLoopback((req, res, body) => {
-      const n = log.calls.length
-      let parsed: { deposit_id?: number; sms_id?: number } = {}
+      const n = requests++
+      type Item = { deposit_id?: number; sms_id?: number }
+      let parsed: Item & { items?: Array<Item> } = {}
       try {
         parsed = JSON.parse(body)
       } catch {
         // forwarded as it is
       }
       const fate = fateOf(n)
-      const call = { depositId: parsed.deposit_id ?? 0, smsId: parsed.sms_id ?? 0, fate }
-      log.record(call)
+      const carried = (parsed.items ?? [parsed]).map((item) => ({ depositId: item.deposit_id ?? 0, smsId: item.sms_id ?? 0, fate }))
+      for (const one of carried) log.record(one)
+      const call = carried[0]!
       if (fate === "fail-before" || fate === "down") return json(res, 503, { status: 503, msg: "unavailable", data: null })
       void fetch(`${target}${req.url}`, {
         method: req.method ?? "POST",
@@ -159,8 +163,12 @@ export const walletStandIn = (target: string, initial: (n: number) => Fate = () 
         onForwarded(call, answerBody)
         if (fate === "fail-after") return json(res, 502, { status: 502, msg: "bad_gateway", data: null })
         const send = () => res.writeHead(answer.status, { "content-type": "application/json" }).end(text)
-        if (fate === "hold") held.push(send)
-        else send()
+        if (fate === "hold") {
+          // Whether the caller still waits for this answer (it has not given up and closed the connection).
+          let open = true
+          res.on("close", () => (open = false))
+          held.push({ send, open: () => open && !res.writableEnded })
+        } else send()
       }, () => json(res, 502, { status: 502, msg: "bad_gateway", data: null }))
     })
     return {
@@ -174,10 +182,12 @@ export const walletStandIn = (target: string, initial: (n: number) => Fate = () 
         onForwarded = f
       },
       held: () => held.length,
+      /** Held answers whose caller is still waiting for them. */
+      heldOpen: () => held.filter((h) => h.open()).length,
       releaseHeld: () => {
         const waiting = held
         held = []
-        for (const send of waiting) {
+        for (const { send } of waiting) {
           try {
             send()
           } catch {

@@ -13,6 +13,7 @@ import { pushRoutes } from "../../src/http/PushServer.ts"
 import type { AdminClient } from "../../src/clients/AdminClient.ts"
 import type { WalletClient } from "../../src/clients/WalletClient.ts"
 import { Kicks, type Loop, type LoopServices } from "../../src/loops/Loop.ts"
+import { ParseInbox } from "../../src/loops/ParseLoop.ts"
 import { Fatal } from "../../src/config/Runner.ts"
 import { type RuntimeOptions, WorkerRuntime, workerCore } from "../../src/loops/Runtime.ts"
 import type { Env, WorkerSettings } from "../../src/config/AppConfig.ts"
@@ -25,7 +26,7 @@ export const ingestLayer = IngestStore.layer.pipe(Layer.provide(Components.layer
 /** POST /push/{device_id} and the health routes on a database, without any loop running. */
 export const startPushServer = (databaseUrl: string, env: Env = {}): Promise<Running> =>
   serveLayer(pushRoutes.pipe(
-    Layer.provide([ingestLayer, Kicks.layer]),
+    Layer.provide([ingestLayer, ParseInbox.layer.pipe(Layer.provide(Kicks.layer))]),
     Layer.provide(sqlLayer(databaseUrl)),
     Layer.orDie
   ), httpSettings(env))
@@ -171,10 +172,10 @@ export const workerSettings = (heartbeatFile: string, overrides: Partial<WorkerS
  * The push port of a worker built by {@link buildWorker}, on its own store, kicks and registry;
  * built in the caller's scope and context, so its readiness is read on the caller's clock (TestClock).
  */
-export const servePush = (worker: { readonly store: IngestStore["Service"]; readonly kicks: Kicks["Service"]; readonly registry: HealthRegistry["Service"] }) =>
+export const servePush = (worker: { readonly store: IngestStore["Service"]; readonly inbox: ParseInbox["Service"]; readonly registry: HealthRegistry["Service"] }) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(HttpRouter.serve(pushRoutes, { disableLogger: true, disableListenLog: true }).pipe(
-      Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(Kicks, worker.kicks), Layer.succeed(HealthRegistry, worker.registry)]),
+      Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(ParseInbox, worker.inbox), Layer.succeed(HealthRegistry, worker.registry)]),
       Layer.provideMerge(nodeServer(0, httpSettings())),
       Layer.orDie
     ))
@@ -187,7 +188,7 @@ export const servePush = (worker: { readonly store: IngestStore["Service"]; read
  * caller's scope; `fatal` completes when the supervisor gives up.
  */
 export const buildWorker = (databaseUrl: string, heartbeatFile: string, options: RuntimeOptions & {
-  readonly loops?: ReadonlyArray<Loop<LoopServices | WalletClient | AdminClient | IngestStore>>
+  readonly loops?: ReadonlyArray<Loop<LoopServices | WalletClient | AdminClient | IngestStore | ParseInbox>>
   /** Wallet and admin URLs, token: by default nothing answers (port 9) and no token is set. */
   readonly settings?: Partial<WorkerSettings>
   /** The worker's database client; by default a small pool of the test's. */
@@ -205,6 +206,7 @@ export const buildWorker = (databaseUrl: string, heartbeatFile: string, options:
       runtime: Context.get(context, WorkerRuntime),
       kicks: Context.get(context, Kicks),
       store: Context.get(context, IngestStore),
+      inbox: Context.get(context, ParseInbox),
       sql: Context.get(context, SqlClient.SqlClient),
       fatal
     }

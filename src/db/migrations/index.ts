@@ -16,6 +16,7 @@ import reader from "./0012_reader.ts"
 import operatorConsole from "./0013_operator_console.ts"
 import reconciliationAids from "./0014_reconciliation_aids.ts"
 import smsTrace from "./0016_sms_trace.ts"
+import pipeline from "./0017_pipeline.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -32,5 +33,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 12, name: "reader", statements: reader },
   { id: 13, name: "operator_console", statements: operatorConsole },
   { id: 14, name: "reconciliation_aids", statements: reconciliationAids },
-  { id: 16, name: "sms_trace", statements: smsTrace }
+  { id: 16, name: "sms_trace", statements: smsTrace },
+  { id: 17, name: "pipeline", statements: pipeline }
 ]

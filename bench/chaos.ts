@@ -1,0 +1,240 @@
+// The money path under faults (`npm run chaos`; figures printed, nothing asserted): a private
+// durable PostgreSQL, the four services as processes (recon, admin, wallet, and 3 workers), and
+// 10,000 SMS, each delivered 1–3 times (several phones) through the webhooks, at RATE SMS/s, while
+// - a worker is SIGKILLed every 2 s (and started again on its port, as an orchestrator would);
+// - PostgreSQL is restarted once, 40 % into the load;
+// - a proxy in front of the real wallet_service answers 10 % of the calls 503 (not forwarded), holds
+//   5 % past the worker's 5 s timeout (forwarded: the wallet commits, the answer never arrives),
+//   and cuts 3 % after the wallet committed (the connection closed instead of the answer).
+// Phones resend what was not answered 200 (after 250 ms, doubling to 2 s, to any worker). Then,
+// from the database: nothing lost (every SMS approved, its deposit credited), nothing credited
+// twice, nothing stuck; credit latency (first delivery sent → the wallet's credit) p50/p90/p99;
+// and the drain time (the last webhook answered → the last credit).
+// node bench/chaos.ts — CHAOS_SMS (default 10,000), CHAOS_RATE (default 100/s); RECON_DIR runs
+// another checkout's built services (before/after).
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { type ChildProcess } from "node:child_process"
+import { createServer, request as httpRequest, Agent } from "node:http"
+import { cpus } from "node:os"
+import { join } from "node:path"
+import { freePort } from "../src/db/EmbeddedPostgres.ts"
+import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
+import {
+  arrangeDeposits,
+  benchDatabase,
+  DEPOSIT_SENDER,
+  depositText,
+  hangulName,
+  loadAverage,
+  percentile,
+  reconEntry,
+  type Service,
+  sleep,
+  startService,
+  waitFor
+} from "./support.ts"
+
+const SMS = Number(process.env.CHAOS_SMS ?? 10_000)
+const RATE = Number(process.env.CHAOS_RATE ?? 100)
+const WORKERS = 3
+const DEVICES = 10
+const KILL_EVERY_MS = 2_000
+const RECON_TOKEN = "chaos-recon-token-0123456789"
+const ADMIN_TOKEN = "chaos-admin-token-0123456789"
+const SECRET = "chaos-secret"
+/** Longer than the worker's wallet timeout (5 s): the worker gives up first. */
+const HOLD_MS = 8_000
+
+const report = (line: string) => console.log(line)
+const db = await benchDatabase("chaos", { persistent: true })
+report(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), Node ${process.version}, ${db.embedded ? "embedded PostgreSQL (durable)" : "DATABASE_URL"}; services: ${reconEntry()}; load average ${loadAverage()}`)
+if (db.restart === undefined) {
+  report("chaos needs the embedded server (it restarts it): run without DATABASE_URL")
+  process.exit(2)
+}
+
+await arrangeDeposits(db, { prefix: "phone", devices: DEVICES, secret: SECRET, names: Array.from({ length: SMS }, (_, i) => i) })
+
+// wallet_service, and the fault-injecting proxy in front of it.
+const wallet = await startService("wallet", "SVC_WALLET_PORT", { DATABASE_URL: db.url, SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN })
+const faults = { forwarded: 0, refused: 0, held: 0, cut: 0 }
+const walletAgent = new Agent({ keepAlive: true })
+const proxy = createServer((req, res) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (chunk: Buffer) => chunks.push(chunk))
+  req.on("end", () => {
+    const roll = Math.random()
+    if (roll < 0.10) {
+      faults.refused++
+      res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ status: 503, msg: "unavailable", data: null }))
+      return
+    }
+    const fate = roll < 0.15 ? "held" : roll < 0.18 ? "cut" : "forwarded"
+    faults[fate]++
+    const body = Buffer.concat(chunks)
+    const { host: _host, ...headers } = req.headers
+    const forward = httpRequest(`${wallet.base}${req.url}`, { method: req.method, agent: walletAgent, headers }, (answer) => {
+      const parts: Array<Buffer> = []
+      answer.on("data", (chunk: Buffer) => parts.push(chunk))
+      answer.on("end", () => {
+        const send = () => {
+          if (!res.destroyed) res.writeHead(answer.statusCode ?? 502, { "content-type": "application/json" }).end(Buffer.concat(parts))
+        }
+        if (fate === "cut") res.socket?.destroy()
+        else if (fate === "held") setTimeout(send, HOLD_MS)
+        else send()
+      })
+    })
+    forward.on("error", () => res.destroyed || res.writeHead(502).end())
+    forward.end(body)
+  })
+})
+const proxyPort = await freePort()
+await new Promise<void>((resolve) => proxy.listen(proxyPort, "127.0.0.1", resolve))
+const proxyUrl = `http://127.0.0.1:${proxyPort}`
+
+const recon = await startService("recon", "SVC_RECON_PORT", { DATABASE_URL: db.url, SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN })
+const admin = await startService("admin", "SVC_ADMIN_PORT", {
+  DATABASE_URL: db.url, RECON_SERVICE_URL: recon.base, SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN, SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN
+})
+
+// The workers, each on its own port for good: a killed one is started again on the same port.
+const workerPorts = await Promise.all(Array.from({ length: WORKERS }, () => freePort()))
+const startWorker = (slot: number) =>
+  startService("worker", "SVC_PUSH_PORT", {
+    DATABASE_URL: db.url,
+    SVC_WORKER_HEARTBEAT_FILE: join(db.dir, `worker-${slot}.heartbeat`),
+    SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
+    WALLET_SERVICE_URL: proxyUrl,
+    ADMIN_SERVICE_URL: admin.base
+  }, false, workerPorts[slot])
+const workers: Array<Service> = await Promise.all(workerPorts.map((_, slot) => startWorker(slot)))
+for (const service of [wallet, recon, admin]) await waitFor(`${service.base}/health`, 120_000)
+for (const worker of workers) await waitFor(`${worker.base}/health/ready`, 120_000)
+report(`services ready: wallet, recon, admin, ${WORKERS} workers; load average ${loadAverage()}`)
+
+// The load: SMS i at its slot, each delivery from a phone of its own, retried until answered 200.
+const phoneAgent = new Agent({ keepAlive: true, maxSockets: 64 })
+const stamps = Array.from({ length: DEVICES }, (_, d) => Date.now() - 60_000 + d)
+const firstSent: Array<number> = new Array(SMS)
+const webhookAnswers = new Map<string, number>()
+const deliver = async (i: number) => {
+  const device = Math.floor(Math.random() * DEVICES)
+  const text = depositText(hangulName(i), 10_000, 1_000_000 + i)
+  // A phone signs each message with its own timestamp (unique per phone); a resend reuses it.
+  const timestamp = (stamps[device]! += DEVICES)
+  const body = Buffer.from(smsForwarderFormBody({ from: DEPOSIT_SENDER, content: text, orgContent: text, timestamp, secret: SECRET }))
+  for (let attempt = 0; ; attempt++) {
+    const port = workerPorts[Math.floor(Math.random() * WORKERS)]!
+    const status = await new Promise<number>((resolve) => {
+      const request = httpRequest({ host: "127.0.0.1", port, path: `/push/phone-${device}`, method: "POST", agent: phoneAgent, headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "content-length": body.length
+      } }, (response) => {
+        response.resume()
+        response.on("end", () => resolve(response.statusCode ?? 0))
+      })
+      request.on("error", () => resolve(0))
+      request.setTimeout(10_000, () => request.destroy())
+      request.end(body)
+    })
+    webhookAnswers.set(String(status), (webhookAnswers.get(String(status)) ?? 0) + 1)
+    if (status === 200) return
+    await sleep(Math.min(250 * 2 ** attempt, 2_000))
+  }
+}
+
+let kills = 0
+let loadDone = false
+let restart = { at: 0, seconds: 0 }
+const killer = (async () => {
+  let slot = 0
+  while (!loadDone) {
+    await sleep(KILL_EVERY_MS)
+    if (loadDone) break
+    const victim = workers[slot]!
+    victim.child.kill("SIGKILL")
+    await victim.exited
+    kills++
+    workers[slot] = await startWorker(slot)
+    slot = (slot + 1) % WORKERS
+  }
+})()
+
+const started = Date.now()
+const deliveries: Array<Promise<void>> = []
+let delivered = 0
+for (let i = 0; i < SMS; i++) {
+  const wait = started + (i * 1000) / RATE - Date.now()
+  if (wait > 0) await sleep(wait)
+  if (i === Math.floor(SMS * 0.4)) {
+    restart.at = Date.now()
+    void db.restart().then(() => (restart.seconds = (Date.now() - restart.at) / 1000))
+  }
+  firstSent[i] = Date.now()
+  const copies = 1 + Math.floor(Math.random() * 3)
+  delivered += copies
+  for (let k = 0; k < copies; k++) {
+    // The other phones' copies arrive up to 2 s later.
+    deliveries.push(sleep(k === 0 ? 0 : Math.random() * 2_000).then(() => deliver(i)))
+  }
+}
+await Promise.all(deliveries)
+const loadEnd = Date.now()
+loadDone = true
+await killer
+report(`load: ${SMS.toLocaleString("en")} SMS in ${delivered.toLocaleString("en")} deliveries over ${((loadEnd - started) / 1000).toFixed(1)} s; ` +
+  `webhook answers ${[...webhookAnswers].map(([status, n]) => `${status === "0" ? "no answer" : status} × ${n}`).join(", ")}; ` +
+  `${kills} workers SIGKILLed; PostgreSQL restarted ${((restart.at - started) / 1000).toFixed(0)} s in (down ${restart.seconds.toFixed(1)} s); ` +
+  `wallet calls: ${faults.forwarded} forwarded, ${faults.refused} refused 503, ${faults.held} held, ${faults.cut} cut after the commit; load average ${loadAverage()}`)
+
+// Drain: until every SMS is approved (or 5 minutes).
+const countApproved = () =>
+  db.run(Effect.gen(function*() {
+    const [row] = yield* (yield* SqlClient.SqlClient)<{ n: bigint }>`SELECT count(*) AS n FROM recon.shooter_sms WHERE status = 'approved'`
+    return Number(row!.n)
+  }))
+while ((await countApproved()) < SMS && Date.now() - loadEnd < 300_000) await sleep(200)
+
+const result = await db.run(Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const statuses = yield* sql<{ status: string; n: bigint }>`SELECT status, count(*) AS n FROM recon.shooter_sms GROUP BY status ORDER BY status`
+  const [checks] = yield* sql<Record<string, string>>`SELECT
+    (SELECT count(*) FROM recon.shooter_sms WHERE status <> 'duplicate')::text AS originals,
+    (SELECT count(*) FROM recon.deposit WHERE status = 'approved')::text AS deposits_approved,
+    (SELECT count(*) FROM recon.deposit WHERE status = 'pending')::text AS deposits_pending,
+    (SELECT count(*) FROM wallet.ledger)::text AS ledger_rows,
+    (SELECT count(DISTINCT deposit_id) FROM wallet.ledger)::text AS deposits_credited,
+    (SELECT count(*) FROM recon.deposit AS d WHERE d.status = 'approved' AND NOT EXISTS (
+      SELECT 1 FROM recon.shooter_sms AS s WHERE s.id = d.sms_id AND s.deposit_id = d.id AND s.payer_name = d.from_bank_owner))::text AS wrong_sms,
+    (SELECT coalesce(sum(amount), 0) FROM wallet.ledger)::text AS ledger_total,
+    (SELECT coalesce(sum(balance), 0) FROM wallet.balance)::text AS balance_total,
+    (SELECT count(*) FROM recon.shooter_sms WHERE match_detail -> 'wallet' ->> 'answer' = 'replayed')::text AS replayed,
+    (SELECT (extract(epoch FROM max(approved_at)) * 1000)::text FROM recon.deposit) AS last_credit`
+  const credits = yield* sql<{ name: string; at: string }>`SELECT from_bank_owner AS name, (extract(epoch FROM approved_at) * 1000)::text AS at
+    FROM recon.deposit WHERE status = 'approved'`
+  return { statuses, checks: checks!, credits }
+}))
+const { statuses, checks, credits } = result
+const index = new Map(Array.from({ length: SMS }, (_, i) => [hangulName(i), i]))
+const latencies = credits.map((c) => Number(c.at) - firstSent[index.get(c.name)!]!).sort((a, b) => a - b)
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+const stuck = statuses.filter((s) => !["approved", "duplicate"].includes(s.status))
+report(`statuses: ${statuses.map((s) => `${s.status} ${s.n}`).join(", ")}`)
+report(`nothing lost: ${Number(checks.originals) === SMS && Number(checks.deposits_approved) === SMS ? "yes" : "NO"} ` +
+  `(${checks.originals} SMS stored once, ${checks.deposits_approved} of ${SMS} deposits approved, ${checks.deposits_pending} pending)`)
+report(`nothing credited twice: ${Number(checks.ledger_rows) === Number(checks.deposits_credited) && checks.ledger_total === checks.balance_total && checks.wrong_sms === "0" ? "yes" : "NO"} ` +
+  `(${checks.ledger_rows} ledger rows for ${checks.deposits_credited} deposits, ledger ${checks.ledger_total} = balances ${checks.balance_total}, ${checks.wrong_sms} deposits with another SMS; ${checks.replayed} answers were replays)`)
+report(`nothing stuck: ${stuck.length === 0 ? "yes" : `NO (${stuck.map((s) => `${s.status} ${s.n}`).join(", ")})`}`)
+report(`credit latency (first delivery sent → credited), ${latencies.length} SMS: p50 ${seconds(percentile(latencies, 50))}, p90 ${seconds(percentile(latencies, 90))}, ` +
+  `p99 ${seconds(percentile(latencies, 99))}, max ${seconds(latencies.at(-1) ?? NaN)} (target p99 < 20 s)`)
+report(`drain after the load (last webhook answered → last credit): ${seconds(Number(checks.last_credit) - loadEnd)} (target < 30 s); load average ${loadAverage()}`)
+
+phoneAgent.destroy()
+walletAgent.destroy()
+proxy.close()
+const all: Array<{ child: ChildProcess; exited: Promise<number | null> }> = [...workers, admin, recon, wallet]
+for (const service of all) service.child.kill("SIGTERM")
+await Promise.all(all.map((service) => service.exited))
+await db.close()
