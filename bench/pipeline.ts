@@ -80,7 +80,9 @@ let stamp = Date.now()
 const agent = new Agent({ keepAlive: true, maxSockets: SENDERS })
 /** One signed webhook for the SMS of name index `i`: the SMS id, and when it was sent (epoch ms, sub-ms). */
 const push = (i: number) => {
-  const text = depositText(hangulName(i), 10_000, 1_000_000 + i)
+  // Phone i % DEVICES forwards its own account's messages in order: each balance is the last one
+  // plus this deposit, as a bank prints it (no gap in balance continuity).
+  const text = depositText(hangulName(i), 10_000, 1_000_000 + 10_000 * (Math.floor(i / DEVICES) + 1))
   const device = `bench-${i % DEVICES}`
   // Unique per device: a signature seen with another message would be a replay.
   const body = Buffer.from(smsForwarderFormBody({ from: DEPOSIT_SENDER, content: text, orgContent: text, timestamp: stamp++, secret: SECRET }))

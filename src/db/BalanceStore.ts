@@ -18,20 +18,24 @@ import { BalanceGap } from "../domain/Records.ts"
 import { DbId, DbTimeOrNull, decodeRows } from "./Codecs.ts"
 import type { PageOf, Paging } from "./ReconStore.ts"
 
-/** An account's window as one row: its entries and open gaps (times in epoch milliseconds). */
+/** An entry as the window query answers it (times in epoch milliseconds). */
+const EntryRow = Schema.Struct({
+  sms_id: Schema.Number,
+  received_at: Schema.Number,
+  txn_at: Schema.NullOr(Schema.Number),
+  device_id: Schema.String,
+  direction: Schema.Literals(["in", "out"]),
+  amount: Schema.String,
+  balance: Schema.NullOr(Schema.String),
+  duplicate_of: Schema.NullOr(Schema.Number)
+})
+
+/** An account's window as one row: its entries, the candidates outside them and its open gaps. */
 const WindowRow = Schema.Struct({
   account_id: DbId,
   at_end: Schema.Boolean,
-  entries: Schema.Array(Schema.Struct({
-    sms_id: Schema.Number,
-    received_at: Schema.Number,
-    txn_at: Schema.NullOr(Schema.Number),
-    device_id: Schema.String,
-    direction: Schema.Literals(["in", "out"]),
-    amount: Schema.String,
-    balance: Schema.NullOr(Schema.String),
-    duplicate_of: Schema.NullOr(Schema.Number)
-  })),
+  entries: Schema.Array(EntryRow),
+  candidates: Schema.Array(EntryRow),
   gaps: Schema.Array(Schema.Struct({
     id: Schema.Number,
     after_sms_id: Schema.Number,
@@ -51,6 +55,16 @@ const AccountRow = Schema.Struct({
   gaps: Schema.Array(Schema.Struct({ ...BalanceGap.fields, after_sms_id: DbId, before_sms_id: DbId }))
 })
 const decodeWindows = decodeRows(WindowRow)
+const toEntry = (e: typeof EntryRow.Type): Entry => ({
+  smsId: e.sms_id,
+  receivedAt: e.received_at,
+  txnAt: e.txn_at,
+  deviceId: e.device_id,
+  direction: e.direction,
+  amount: e.amount,
+  balance: e.balance,
+  duplicateOf: e.duplicate_of
+})
 const decodeAccounts = decodeRows(AccountRow)
 
 /** What one call did, for the caller's log line. */
@@ -70,7 +84,13 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const json = (value: unknown) => JSON.stringify(value)
   /** A timestamptz column as epoch milliseconds inside JSON. */
-  const EPOCH_MS = (column: string) => sql.literal(`(extract(epoch FROM ${column}) * 1000)::bigint`)
+  const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`
+  const EPOCH_MS = (column: string) => sql.literal(epochMs(column))
+  /** A balance_entry row (alias `alias`) as EntryRow's JSON. */
+  const ENTRY_JSON = (alias: string) => sql.literal(`jsonb_build_object('sms_id', ${alias}.sms_id, ` +
+    `'received_at', ${epochMs(`${alias}.received_at`)}, 'txn_at', ${epochMs(`${alias}.txn_at`)}, ` +
+    `'device_id', ${alias}.device_id, 'direction', ${alias}.direction, 'amount', ${alias}.amount::text, ` +
+    `'balance', ${alias}.balance::text, 'duplicate_of', ${alias}.duplicate_of)`)
 
   /**
    * Places balance facts (one per parsed or ignored message that carried a transaction), in the
@@ -115,50 +135,57 @@ const make = Effect.gen(function*() {
       }
       if (incoming.size === 0) return { placed: 0, duplicates: 0, opened: 0, closed: 0 }
 
-      // Each account's window: every entry from the last placed one before the new facts (less the
-      // duplicate window) to the first placed one after them, and the account's open gaps.
+      // Each account's window: every entry from the last placed one before the new facts to the
+      // first placed one after them, with the open gaps between them; and, as candidates only, the
+      // entries received within the duplicate window that repeat one of them (direction, amount,
+      // balance): an original the run does not hold.
       const spans = [...incoming].map(([id, entries]) => ({
         account_id: id,
-        lo: new Date(Math.min(...entries.map((e) => e.receivedAt)) - DUPLICATE_WINDOW_MS).toISOString(),
-        hi: new Date(Math.max(...entries.map((e) => e.receivedAt)) + DUPLICATE_WINDOW_MS).toISOString()
+        lo: new Date(Math.min(...entries.map((e) => e.receivedAt))).toISOString(),
+        hi: new Date(Math.max(...entries.map((e) => e.receivedAt))).toISOString(),
+        // What a copy repeats: direction, amount and balance (DUPLICATE_WINDOW_MS is the time).
+        keys: entries.map((e) => ({ direction: e.direction, amount: e.amount, balance: e.balance }))
       }))
       const windows = yield* sql`
         WITH b AS (
-          SELECT x.account_id, x.lo, x.hi, p.received_at AS from_at, p.sms_id AS from_id, n.received_at AS to_at, n.sms_id AS to_id
-          FROM jsonb_to_recordset(${json(spans)}::jsonb) AS x(account_id bigint, lo timestamptz, hi timestamptz)
+          SELECT x.account_id, x.lo, x.hi, x.keys, p.received_at AS from_at, p.sms_id AS from_id, n.received_at AS to_at, n.sms_id AS to_id
+          FROM jsonb_to_recordset(${json(spans)}::jsonb) AS x(account_id bigint, lo timestamptz, hi timestamptz, keys jsonb)
           LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
             WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at < x.lo
             ORDER BY received_at DESC, sms_id DESC LIMIT 1) AS p ON true
           LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
             WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at > x.hi
             ORDER BY received_at, sms_id LIMIT 1) AS n ON true)
+        , w AS (
+          SELECT b.account_id AS window_of, e.* FROM b JOIN recon.balance_entry AS e
+            ON (e.account_id, e.received_at, e.sms_id) >= (b.account_id, COALESCE(b.from_at, b.lo), COALESCE(b.from_id, 0))
+              AND (e.account_id, e.received_at, e.sms_id) <= (b.account_id, COALESCE(b.to_at, b.hi), COALESCE(b.to_id, ${Number.MAX_SAFE_INTEGER})))
         SELECT b.account_id, b.to_at IS NULL AS at_end,
-          COALESCE((SELECT jsonb_agg(jsonb_build_object('sms_id', e.sms_id, 'received_at', ${EPOCH_MS("e.received_at")},
-              'txn_at', ${EPOCH_MS("e.txn_at")}, 'device_id', e.device_id, 'direction', e.direction, 'amount', e.amount::text,
-              'balance', e.balance::text, 'duplicate_of', e.duplicate_of))
-            FROM recon.balance_entry AS e
-            WHERE (e.account_id, e.received_at, e.sms_id) >= (b.account_id, COALESCE(b.from_at, b.lo), COALESCE(b.from_id, 0))
-              AND (e.account_id, e.received_at, e.sms_id) <= (b.account_id, COALESCE(b.to_at, b.hi), COALESCE(b.to_id, ${Number.MAX_SAFE_INTEGER}))), '[]'::jsonb) AS entries,
+          COALESCE((SELECT jsonb_agg(${ENTRY_JSON("e")})
+            FROM w AS e WHERE e.window_of = b.account_id), '[]'::jsonb) AS entries,
+          -- Only the open gaps inside the window (both ends in it): an account's old gaps, however
+          -- many, cost nothing here.
           COALESCE((SELECT jsonb_agg(jsonb_build_object('id', g.id, 'after_sms_id', g.after_sms_id, 'before_sms_id', g.before_sms_id,
               'unexplained', g.unexplained::text, 'since', ${EPOCH_MS("g.since")}))
-            FROM recon.balance_gap AS g WHERE g.account_id = b.account_id AND g.closed_at IS NULL), '[]'::jsonb) AS gaps
+            FROM recon.balance_gap AS g
+            WHERE g.account_id = b.account_id AND g.closed_at IS NULL
+              AND g.after_sms_id IN (SELECT e.sms_id FROM w AS e WHERE e.window_of = b.account_id)
+              AND g.before_sms_id IN (SELECT e.sms_id FROM w AS e WHERE e.window_of = b.account_id)), '[]'::jsonb) AS gaps,
+          COALESCE((SELECT jsonb_agg(${ENTRY_JSON("c")})
+            FROM recon.balance_entry AS c
+            WHERE c.account_id = b.account_id AND c.duplicate_of IS NULL
+              AND c.received_at BETWEEN b.lo - ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval AND b.hi + ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval
+              AND EXISTS (SELECT 1 FROM jsonb_to_recordset(b.keys) AS k(direction text, amount numeric, balance numeric)
+                WHERE c.direction = k.direction AND c.amount = k.amount AND c.balance IS NOT DISTINCT FROM k.balance)
+              AND c.sms_id NOT IN (SELECT e.sms_id FROM w AS e WHERE e.window_of = b.account_id)), '[]'::jsonb) AS candidates
         FROM b`.pipe(Effect.flatMap(decodeWindows))
 
       const placements = windows.map((w) => {
-        const entries = w.entries.map((e): Entry => ({
-          smsId: e.sms_id,
-          receivedAt: e.received_at,
-          txnAt: e.txn_at,
-          deviceId: e.device_id,
-          direction: e.direction,
-          amount: e.amount,
-          balance: e.balance,
-          duplicateOf: e.duplicate_of
-        }))
+        const entries = w.entries.map(toEntry)
         const inWindow = new Set(entries.map((e) => e.smsId))
         const openGaps = w.gaps.filter((g) => inWindow.has(g.after_sms_id) && inWindow.has(g.before_sms_id))
           .map((g): OpenGap => ({ id: g.id, afterSmsId: g.after_sms_id, beforeSmsId: g.before_sms_id, unexplained: g.unexplained, since: g.since }))
-        return { accountId: w.account_id, placement: place({ entries, openGaps, atEnd: w.at_end }, incoming.get(w.account_id)!, now.getTime()) }
+        return { accountId: w.account_id, placement: place({ entries, openGaps, atEnd: w.at_end, candidates: w.candidates.map(toEntry) }, incoming.get(w.account_id)!, now.getTime()) }
       })
       yield* write(placements, now)
       const all = placements.map((p) => p.placement)

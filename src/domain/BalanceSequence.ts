@@ -142,6 +142,12 @@ export interface OpenGap extends Gap {
 /** An account's entries around new facts, as stored: every entry from the last placed one before them to the first placed one after them. */
 export interface Window {
   readonly entries: ReadonlyArray<Entry>
+  /**
+   * Entries outside that run a new fact may repeat (received within DUPLICATE_WINDOW_MS of it, its
+   * direction, amount and balance): looked at as originals only, never as steps of the sequence. So the run stays as
+   * short as the neighbours of the new facts, however busy the account.
+   */
+  readonly candidates?: ReadonlyArray<Entry> | undefined
   /** The open gaps between entries of the window. */
   readonly openGaps: ReadonlyArray<OpenGap>
   /** No placed entry follows the window: its last placed entry is the account's last. */
@@ -168,12 +174,13 @@ export interface Placement {
 export const place = (window: Window, incoming: ReadonlyArray<Entry>, now: number): Placement => {
   const entries = [...window.entries].sort(compareEntries)
   const known = new Set(entries.map((e) => e.smsId))
+  const outside = (window.candidates ?? []).filter((c) => !known.has(c.smsId))
   const inserted: Array<Entry> = []
   for (const fact of [...incoming].sort(compareEntries)) {
     // Recorded before (the SMS parsed again after a reset): nothing changes.
     if (known.has(fact.smsId)) continue
     known.add(fact.smsId)
-    const original = entries
+    const original = [...entries, ...outside]
       .filter((e) => e.duplicateOf === null && sameTransaction(e, fact))
       .sort((a, b) => Math.abs(a.receivedAt - fact.receivedAt) - Math.abs(b.receivedAt - fact.receivedAt))[0]
     const entry = { ...fact, duplicateOf: original?.smsId ?? null }

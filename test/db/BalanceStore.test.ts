@@ -182,6 +182,20 @@ describe("one account's messages, in real layouts", () => {
     assert.strictEqual((await gapEvents(account)).length, 0)
   })
 
+  it("a second phone's copy arriving after the account's next message (within 10 minutes) is still a duplicate: no gap", async () => {
+    const account = "352-****-6767-07"
+    const steps = day(3_000_000, txns)
+    const facts = []
+    for (const s of steps) facts.push(await arrive("phone-a", nhText(account, s), s, nh(account)))
+    await record(facts)
+    // The copy of the fifth message, 8 minutes late: the sixth (7 minutes after the fifth) came first.
+    const late = await arrive("phone-b", nhText(account, steps[4]!), steps[4]!, nh(account), { receivedAt: new Date(steps[4]!.at.getTime() + 8 * 60_000) })
+    await record([late])
+    assert.deepStrictEqual(await openGaps(account), [])
+    const [row] = await query((sql) => sql<{ duplicate_of: bigint | null }>`SELECT duplicate_of FROM recon.balance_entry WHERE sms_id = ${late.smsId}`)
+    assert.strictEqual(Number(row!.duplicate_of), facts[4]!.smsId)
+  })
+
   it("two messages missing in one gap: the first to arrive narrows it (no second event), the second closes it", async () => {
     const account = "352-****-5555-05"
     const steps = day(100_000, txns)
