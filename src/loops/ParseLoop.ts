@@ -13,7 +13,7 @@
 // this process; no NOTIFY is sent for it: the match loop of this process does the work, another
 // process's would only find it taken, and a NOTIFY per batch would wake this loop in every worker
 // for nothing.
-import { Context, Effect, Layer, Queue, Result } from "effect"
+import { Cause, Context, Effect, Layer, Queue, Result } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { BalanceStore } from "../db/BalanceStore.ts"
 import { balanceFactOf, type LoadedTemplate, parseSms, type ParseOutcome, type RuleSource, templateSet, type TemplateSet } from "../domain/SmsParse.ts"
@@ -179,11 +179,20 @@ export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox> = {
       yield* sql.afterCommit(countParses(done))
       yield* reportSmsChanges(sql, done.map((u) => ({ id: Number(u.id), status: u.status })))
       // Balance continuity, in the same transaction: a message is placed exactly when it is written.
+      // In a savepoint of its own (BalanceStore's transaction, nested): should placing fail, the
+      // SMS are written all the same (their money must not wait on an aid); the account then shows
+      // a gap at worst, which a person looks at.
       const facts = rows.flatMap((row, i) => {
         const fact = ids.has(row.id) ? balanceFactOf({ smsId: row.id, receivedAt: row.receivedAt, deviceId: row.deviceId, sender: row.sender }, outcomes[i]!) : undefined
         return fact === undefined ? [] : [fact]
       })
-      if (facts.length > 0) yield* balances.record(facts)
+      if (facts.length > 0) {
+        yield* balances.record(facts).pipe(Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logError(`balance continuity: SMS ${facts.map((f) => f.smsId).join(", ")} not placed in their accounts (written all the same)`, cause)
+        ))
+      }
       for (const b of broken) {
         if (reported.has(b.id)) continue
         reported.add(b.id)

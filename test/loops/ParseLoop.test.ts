@@ -351,6 +351,27 @@ describe("parse_loop passes", () => {
       })).pipe(Effect.provide(services))
     }), 60_000)
 
+  it.live("a failure to place a message's balance never holds the SMS back: it is written all the same, and the failure logged", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const services = yield* onePassSetup("parse-balance-fails", logs, [])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(`CREATE FUNCTION recon.refuse_entry() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`)
+        yield* sql.unsafe(`CREATE TRIGGER refuse_entry BEFORE INSERT ON recon.balance_entry FOR EACH ROW EXECUTE FUNCTION recon.refuse_entry()`)
+        const pass = yield* ParseLoop.start
+        const text = "[Web발신]\n농협 입금50,000원\n07/09 14:00 352-****-1212-12 김민준 잔액1,050,000원"
+        const sms = yield* storeSms("15882100", text, new Date())
+        yield* pass
+        assert.deepInclude(yield* smsById(sms), { status: "parsed", payer_name: "김민준", amount: "50000.00" })
+        assert.isTrue(logs.some((line) => line.startsWith("Error") && line.includes(`SMS ${sms} not placed`)), logs.join("\n"))
+        // Handed over by the push endpoint: the same.
+        const handed = yield* storeSms("15882100", text.replace("김민준", "이서연"), new Date())
+        yield* (yield* ParseInbox).hand({ id: handed, deviceId: "phone-1", sender: "15882100", body: text.replace("김민준", "이서연"), receivedAt: new Date() })
+        yield* eventually("the handed SMS written", Effect.map(smsById(handed), (row) => row.status === "parsed"))
+      })).pipe(Effect.provide(services))
+    }), 60_000)
+
   it.live("a template added or changed in SQL by hand, not through recon_service, is used from the next pass (the table's version moved)", () =>
     Effect.gen(function*() {
       const services = yield* onePassSetup("parse-by-hand", [], [])
