@@ -1,4 +1,5 @@
-// A fresh database per test file on the run's PostgreSQL server (see globalSetup.ts).
+// A fresh database per test file on the run's PostgreSQL server (see globalSetup.ts): on that
+// server a copy of the run's migrated template database, elsewhere (a test's own cluster) migrated.
 import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { inject } from "vitest"
@@ -10,6 +11,14 @@ import { type EmbeddedCluster, startEmbeddedPostgres } from "../../src/db/Embedd
 import { runMigrations } from "../../src/db/Migrations.ts"
 
 const serverUrl = () => inject("databaseUrl")
+/** The run's template database when `server` is the run's server (none in globalSetup, which makes it). */
+const templateFor = (server: string): string | undefined => {
+  try {
+    return server === inject("databaseUrl") ? inject("templateDatabase") : undefined
+  } catch {
+    return undefined
+  }
+}
 
 const withDatabaseName = (url: string, name: string) => {
   const parsed = new URL(url)
@@ -23,22 +32,31 @@ export const createTestDatabase = (prefix = "t"): Promise<string> => createTestD
 /** Creates a database and applies the migrations; answers its URL. */
 export const createMigratedDatabase = (prefix = "t"): Promise<string> => createMigratedDatabaseOn(serverUrl(), prefix)
 
-export const createTestDatabaseOn = async (server: string, prefix = "t"): Promise<string> => {
-  const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-  await Effect.runPromise(
+const onServer = (server: string, statement: string) =>
+  Effect.runPromise(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      yield* sql.unsafe(`CREATE DATABASE "${name}"`)
+      yield* sql.unsafe(statement)
     }).pipe(Effect.provide(pgLayer(Redacted.make(server), { maxConnections: 1 })), Effect.scoped)
   )
+
+const createDatabaseOn = async (server: string, prefix: string, template?: string): Promise<string> => {
+  const name = `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  await onServer(server, `CREATE DATABASE "${name}"${template === undefined ? "" : ` TEMPLATE "${template}"`}`)
   return withDatabaseName(server, name)
 }
 
+export const createTestDatabaseOn = (server: string, prefix = "t"): Promise<string> => createDatabaseOn(server, prefix)
+
 export const createMigratedDatabaseOn = async (server: string, prefix = "t"): Promise<string> => {
+  const template = templateFor(server)
+  if (template !== undefined) return createDatabaseOn(server, prefix, template)
   const url = await createTestDatabaseOn(server, prefix)
   await Effect.runPromise(runMigrations().pipe(Effect.provide(pgLayer(Redacted.make(url), { maxConnections: 1 }))))
   return url
 }
+
+export const dropDatabaseOn = (server: string, name: string): Promise<void> => onServer(server, `DROP DATABASE IF EXISTS "${name}"`)
 
 /** SqlClient on a URL, for tests that look at or arrange the database directly. */
 export const sqlLayer = (url: string) => pgLayer(Redacted.make(url), { maxConnections: 4 })

@@ -1,17 +1,21 @@
 // One PostgreSQL server per test run: DATABASE_URL when set, else an embedded cluster in a
-// temporary directory. Each test file then makes its own database on it (see database.ts). The
-// same directory holds the files the run's commands write (their heartbeats), removed with it.
+// temporary directory. The migrations are applied once, to a template database; each test file
+// then makes its own databases on the server as copies of it (see database.ts). The same
+// directory holds the files the run's commands write (their heartbeats), removed with it.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TestProject } from "vitest/node"
 import { startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
+import { createMigratedDatabaseOn, dropDatabaseOn } from "./database.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {
     readonly databaseUrl: string
     /** A directory of this run's own, removed when it ends. */
     readonly scratchDir: string
+    /** The migrated database on `databaseUrl` that test databases are copies of. */
+    readonly templateDatabase: string
   }
 }
 
@@ -22,13 +26,22 @@ export default async function setup(project: TestProject) {
   mkdirSync(scratch)
   project.provide("scratchDir", scratch)
   const removeDir = () => rmSync(dir, { recursive: true, force: true })
+  const template = async (server: string) => {
+    project.provide("databaseUrl", server)
+    const url = await createMigratedDatabaseOn(server, "recon_template")
+    project.provide("templateDatabase", new URL(url).pathname.slice(1))
+    return url
+  }
   const external = process.env.DATABASE_URL
   if (external !== undefined && external !== "") {
-    project.provide("databaseUrl", external)
-    return removeDir
+    const url = await template(external)
+    return async () => {
+      await dropDatabaseOn(external, new URL(url).pathname.slice(1))
+      removeDir()
+    }
   }
   const cluster = await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: false })
-  project.provide("databaseUrl", cluster.url)
+  await template(cluster.url)
   return async () => {
     await cluster.stop()
     removeDir()
