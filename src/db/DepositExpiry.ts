@@ -30,7 +30,8 @@ export const make = Effect.gen(function*() {
       const expired = yield* sql<{ id: bigint }>`
         WITH due AS (
           SELECT d.id FROM recon.deposit AS d
-          WHERE d.status = 'pending' AND d.created_at < ${cutoff}
+          -- The last clause is the index's (migration 0018): without it the index is not used.
+          WHERE d.status = 'pending' AND d.created_at < ${cutoff} AND d.created_at < 'infinity'
             AND NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS a WHERE a.status = 'approving' AND a.deposit_id = d.id)
           ORDER BY d.created_at, d.id LIMIT ${EXPIRY_BATCH}
           FOR UPDATE SKIP LOCKED)

@@ -17,6 +17,7 @@ import operatorConsole from "./0013_operator_console.ts"
 import reconciliationAids from "./0014_reconciliation_aids.ts"
 import smsTrace from "./0016_sms_trace.ts"
 import pipeline from "./0017_pipeline.ts"
+import plannerGuards from "./0018_planner_guards.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -34,5 +35,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 13, name: "operator_console", statements: operatorConsole },
   { id: 14, name: "reconciliation_aids", statements: reconciliationAids },
   { id: 16, name: "sms_trace", statements: smsTrace },
-  { id: 17, name: "pipeline", statements: pipeline }
+  { id: 17, name: "pipeline", statements: pipeline },
+  { id: 18, name: "planner_guards", statements: plannerGuards }
 ]
