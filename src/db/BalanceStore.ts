@@ -176,16 +176,13 @@ const make = Effect.gen(function*() {
             WHERE c.account_id = b.account_id AND c.duplicate_of IS NULL
               AND c.received_at BETWEEN b.lo - ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval AND b.hi + ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval
               AND EXISTS (SELECT 1 FROM jsonb_to_recordset(b.keys) AS k(direction text, amount numeric, balance numeric)
-                WHERE c.direction = k.direction AND c.amount = k.amount AND c.balance IS NOT DISTINCT FROM k.balance)
-              AND c.sms_id NOT IN (SELECT e.sms_id FROM w AS e WHERE e.window_of = b.account_id)), '[]'::jsonb) AS candidates
+                WHERE c.direction = k.direction AND c.amount = k.amount AND c.balance IS NOT DISTINCT FROM k.balance)), '[]'::jsonb) AS candidates
         FROM b`.pipe(Effect.flatMap(decodeWindows))
 
       const placements = windows.map((w) => {
-        const entries = w.entries.map(toEntry)
-        const inWindow = new Set(entries.map((e) => e.smsId))
-        const openGaps = w.gaps.filter((g) => inWindow.has(g.after_sms_id) && inWindow.has(g.before_sms_id))
-          .map((g): OpenGap => ({ id: g.id, afterSmsId: g.after_sms_id, beforeSmsId: g.before_sms_id, unexplained: g.unexplained, since: g.since }))
-        return { accountId: w.account_id, placement: place({ entries, openGaps, atEnd: w.at_end, candidates: w.candidates.map(toEntry) }, incoming.get(w.account_id)!, now.getTime()) }
+        const openGaps = w.gaps.map((g): OpenGap => ({ id: g.id, afterSmsId: g.after_sms_id, beforeSmsId: g.before_sms_id, unexplained: g.unexplained, since: g.since }))
+        const window = { entries: w.entries.map(toEntry), openGaps, atEnd: w.at_end, candidates: w.candidates.map(toEntry) }
+        return { accountId: w.account_id, placement: place(window, incoming.get(w.account_id)!, now.getTime()) }
       })
       yield* write(placements, now)
       const all = placements.map((p) => p.placement)

@@ -143,9 +143,9 @@ export interface OpenGap extends Gap {
 export interface Window {
   readonly entries: ReadonlyArray<Entry>
   /**
-   * Entries outside that run a new fact may repeat (received within DUPLICATE_WINDOW_MS of it, its
-   * direction, amount and balance): looked at as originals only, never as steps of the sequence. So the run stays as
-   * short as the neighbours of the new facts, however busy the account.
+   * Entries a new fact may repeat (received within DUPLICATE_WINDOW_MS of it, its direction,
+   * amount and balance), some outside the run: looked at as originals only, never as steps of the
+   * sequence. So the run stays as short as the new facts' neighbours, however busy the account.
    */
   readonly candidates?: ReadonlyArray<Entry> | undefined
   /** The open gaps between entries of the window. */
