@@ -8,7 +8,7 @@ import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"
 import { cpus } from "node:os"
 import { hashPassword } from "../src/admin/Passwords.ts"
-import { AdminStore } from "../src/db/AdminStore.ts"
+import { AdminStore } from "../src/admin/AdminStore.ts"
 import { freePort } from "../src/db/EmbeddedPostgres.ts"
 import { benchDatabase } from "./support.ts"
 

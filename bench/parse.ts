@@ -22,8 +22,8 @@ import { type LoadedTemplate, parseSms, templateSet } from "../src/domain/SmsPar
 import { readSms } from "../src/domain/SmsReader.ts"
 import { normalizeSmsText } from "../src/domain/SmsText.ts"
 import { compileRule, estimateRuleSize, maxRuleSize } from "../src/domain/TemplateRule.ts"
-import { Kicks, Worker } from "../src/loops/Loop.ts"
-import { ParseInbox, ParseLoop } from "../src/loops/ParseLoop.ts"
+import { Kicks, Worker } from "../src/worker/loops/Loop.ts"
+import { ParseInbox, ParseLoop } from "../src/worker/loops/ParseLoop.ts"
 import { benchDatabase } from "./support.ts"
 
 const BACKLOG = 100_000

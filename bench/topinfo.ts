@@ -2,7 +2,7 @@
 // node bench/topinfo.ts   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { ReconStore } from "../src/db/ReconStore.ts"
+import { ReconStore } from "../src/recon/ReconStore.ts"
 import { benchDatabase } from "./support.ts"
 
 const ROWS = 1_000_000

@@ -13,8 +13,8 @@ import { pgLayer } from "../src/db/Database.ts"
 import { freePort } from "../src/db/EmbeddedPostgres.ts"
 import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
 import { HealthRegistry } from "../src/health/HealthRegistry.ts"
-import { Fatal } from "../src/config/Runner.ts"
-import { WorkerRuntime, workerCore } from "../src/loops/Runtime.ts"
+import { Fatal } from "../src/commands/Lifecycle.ts"
+import { WorkerRuntime, workerCore } from "../src/worker/Runtime.ts"
 import { benchDatabase } from "./support.ts"
 
 const SENDERS = 50

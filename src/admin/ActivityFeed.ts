@@ -6,9 +6,9 @@
 // changed: the worker's own status changes (parsed, approving, approved) reach no other signal. A
 // change also refreshes top-info, so the counters move with it.
 import { Context, DateTime, Duration, Effect, Layer, Schedule } from "effect"
-import { ReviewStore } from "../db/ReviewStore.ts"
+import { ReviewStore } from "./ReviewStore.ts"
 import { dieUnlessAway } from "../db/Database.ts"
-import { DATABASE_AWAY } from "../http/Envelope.ts"
+import { DATABASE_AWAY } from "../api/Envelope.ts"
 import { type Connection, makeClientHub, type Message } from "./ClientHub.ts"
 import { TopInfoFeed } from "./TopInfoFeed.ts"
 

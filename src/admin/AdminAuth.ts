@@ -2,11 +2,12 @@
 // whatever the route answers: the sliding session), and the JSON gate of the public sign-in POST.
 import { Effect, Layer, Redacted } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { MAX_BODY_BYTES } from "../http/CallerAuth.ts"
-import { fail } from "../http/Envelope.ts"
+import { MAX_BODY_BYTES } from "../api/CallerAuth.ts"
+import { fail } from "../api/Envelope.ts"
 import { declaredTooLarge, isJson } from "../http/TokenAuth.ts"
-import { CurrentOperator, JsonBody, OperatorAuth } from "./AdminApi.ts"
-import { type Session, SessionTokens, type TokenRejected } from "./SessionTokens.ts"
+import { CurrentOperator, JsonBody, OperatorAuth } from "../api/AdminApi.ts"
+import { SessionTokens, type TokenRejected } from "./SessionTokens.ts"
+import { type Session } from "../api/ConsoleRecords.ts"
 
 const rejection = (error: TokenRejected) =>
   fail(401, {

@@ -1,47 +1,25 @@
 // The handlers of the admin API: sync, sign-in, top-info, the worker's health, and the console's
 // queues, decisions, search, audit, alerts, templates, devices and whitelist, and accounts.
-// Admin's HTTP edge: what each error of its services answers lives here (the database's in src/http).
-import { DateTime, Effect, Layer, Option, Schema } from "effect"
+import { DateTime, Effect, Layer, Option } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import type { SqlError } from "effect/sql"
-import { ReconClient, ReconRefused, ReconUnavailable } from "../clients/ReconClient.ts"
-import { ReviewStore } from "../db/ReviewStore.ts"
-import { type ConsoleSmsRow, SmsSearchStore, waitingSeconds } from "../db/SmsSearchStore.ts"
-import { type ApiFailure, type ErrorStatus, fail, ok } from "../http/Envelope.ts"
-import { answered as answeredByStore } from "../http/Failures.ts"
+import { ReconClient } from "../clients/ReconClient.ts"
+import { ReviewStore } from "./ReviewStore.ts"
+import { SmsSearchStore, waitingSeconds } from "./SmsSearchStore.ts"
+import { ok } from "../api/Envelope.ts"
+import { answered } from "./Failures.ts"
 import { ActivityFeed } from "./ActivityFeed.ts"
-import { AdminApi, CurrentOperator } from "./AdminApi.ts"
+import { AdminApi, CurrentOperator } from "../api/AdminApi.ts"
 import { withSessionHeader } from "./AdminAuth.ts"
 import { Alerts } from "./Alerts.ts"
-import { Operators, WrongCredentials } from "./Operators.ts"
+import { Operators } from "./Operators.ts"
 import { ReviewDecisions } from "./ReviewDecisions.ts"
 import { SessionTokens } from "./SessionTokens.ts"
 import { TemplateLearning } from "./TemplateLearning.ts"
 import { TopInfo } from "./TopInfo.ts"
 import { TopInfoFeed } from "./TopInfoFeed.ts"
 import { WorkerHealth } from "./WorkerHealth.ts"
-
-const AdminError = Schema.Union([WrongCredentials, ReconRefused, ReconUnavailable])
-type AdminError = typeof AdminError.Type
-
-/** The envelope of each of admin's own errors: recon's refusal as it gave it, recon unreachable as the upstream failing (502). */
-export const toApiFailure = (error: AdminError): ApiFailure<400 | 401 | 404 | 409 | 422 | 502> => {
-  switch (error._tag) {
-    case "WrongCredentials":
-      return fail(401, "wrong account or password")
-    case "ReconRefused":
-      return fail(error.status, error.detail)
-    case "ReconUnavailable":
-      return fail(502, error.detail)
-  }
-}
-
-/** A handler's effect as its route answers it: every error as its envelope. */
-const answered = <A, R, S extends ErrorStatus = never>(effect: Effect.Effect<A, AdminError | SqlError.SqlError | ApiFailure<S>, R>) =>
-  answeredByStore<A, R, S | 400 | 401 | 404 | 409 | 422 | 502>(
-    Effect.catchIf(effect, Schema.is(AdminError), (error) => Effect.fail(toApiFailure(error)))
-  )
+import { ConsoleSmsRow } from "../api/ConsoleRecords.ts"
 
 const sync = HttpApiBuilder.group(AdminApi, "sync", Effect.fn(function*(handlers) {
   const feed = yield* TopInfoFeed

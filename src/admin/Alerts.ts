@@ -3,23 +3,12 @@
 // small list of sources, one per kind. With SVC_ALERT_TELEGRAM_CHAT_ID set, a notifier looks
 // every 10 s (an alert reaches the chat within that of its condition) and sends each new alert to
 // the chat once, across restarts and admin processes (admin.alert_notice).
-import { Context, DateTime, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Schedule } from "effect"
 import type { SqlError } from "effect/sql"
 import { TelegramClient } from "../clients/TelegramClient.ts"
 import type { AlertChatSettings } from "../config/AppConfig.ts"
-import { AlertStore, type Notice, type OpenBalanceGap } from "../db/AlertStore.ts"
-
-export const AlertKind = Schema.Literals(["phone_silent", "review_waiting", "balance_gap"])
-export type AlertKind = typeof AlertKind.Type
-
-/** One open alert: `subject` names what it is about (a device id, `sms:<id>`, an account), `since` when its condition began. */
-export const Alert = Schema.Struct({
-  kind: AlertKind,
-  subject: Schema.String,
-  since: Schema.String,
-  detail: Schema.String
-})
-export type Alert = typeof Alert.Type
+import { AlertStore, type Notice, type OpenBalanceGap } from "./AlertStore.ts"
+import { Alert, AlertKind } from "../api/ConsoleRecords.ts"
 
 /** Where alerts of one kind come from: the open ones at `now`. */
 export interface AlertSource {

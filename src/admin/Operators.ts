@@ -5,7 +5,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { AdminStore } from "../db/AdminStore.ts"
+import { AdminStore } from "./AdminStore.ts"
 import { hashPassword, verifyPassword } from "./Passwords.ts"
 import { type Refusal, SignInLimits } from "./SignInLimits.ts"
 

@@ -6,11 +6,12 @@
 import { BigDecimal, Context, Effect, Layer } from "effect"
 import type { SqlError } from "effect/sql"
 import { ReconClient, type ReconRefused, type ReconUnavailable } from "../clients/ReconClient.ts"
-import { type PendingApproval, ReviewStore } from "../db/ReviewStore.ts"
+import { ReviewStore } from "./ReviewStore.ts"
 import type { Sms, SmsStatus } from "../domain/Records.ts"
 import { compactForComparison } from "../domain/SmsText.ts"
-import { type ApiFailure, fail } from "../http/Envelope.ts"
-import type { ResolvePayload } from "./AdminApi.ts"
+import { type ApiFailure, fail } from "../api/Envelope.ts"
+import type { ResolvePayload } from "../api/AdminApi.ts"
+import { PendingApproval } from "../api/ConsoleRecords.ts"
 
 export type Decided = { readonly _tag: "Decided"; readonly sms: typeof Sms.Type } | { readonly _tag: "Pending" }
 

@@ -2,16 +2,10 @@
 // and expiry, signed with the key in admin.signing_key so every admin process accepts every other's.
 import { Clock, Context, Duration, Effect, Layer, Schema } from "effect"
 import { errors, jwtVerify, SignJWT } from "jose"
-import { AdminStore } from "../db/AdminStore.ts"
+import { AdminStore } from "./AdminStore.ts"
+import { type Session } from "../api/ConsoleRecords.ts"
 
 export const TTL = Duration.minutes(15)
-
-export interface Session {
-  readonly operatorId: number
-  readonly account: string
-  /** Epoch milliseconds. */
-  readonly expiresAt: number
-}
 
 export class TokenRejected extends Schema.TaggedError<TokenRejected>()("TokenRejected", {
   reason: Schema.Literals(["missing", "invalid", "expired"])

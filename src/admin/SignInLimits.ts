@@ -2,7 +2,7 @@
 // attempts are refused with 429 and Retry-After until the window ends, without hashing anything.
 // The first refusal of each lockout is logged, the rest are not.
 import { Clock, Context, Data, Effect, Layer } from "effect"
-import { type ApiFailure, fail } from "../http/Envelope.ts"
+import { type ApiFailure, fail } from "../api/Envelope.ts"
 
 export interface SignInLimitSettings {
   /** Attempts one account may get within the window (a successful sign-in clears its count). */

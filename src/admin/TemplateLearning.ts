@@ -6,12 +6,12 @@
 import { Context, Effect, Layer, Result } from "effect"
 import type { SqlError } from "effect/sql"
 import { ReconClient, type ReconRefused, type ReconUnavailable } from "../clients/ReconClient.ts"
-import { ReviewStore } from "../db/ReviewStore.ts"
+import { ReviewStore } from "./ReviewStore.ts"
 import { normalizeSmsText } from "../domain/SmsText.ts"
 import { draftTemplate } from "../domain/TemplateDraft.ts"
 import type { RuleExtraction } from "../domain/TemplateRule.ts"
 import { compileRule } from "../domain/TemplateRule.ts"
-import { type ApiFailure, fail } from "../http/Envelope.ts"
+import { type ApiFailure, fail } from "../api/Envelope.ts"
 import type { Template } from "../domain/Records.ts"
 
 /** The sender's parse_failed SMS a draft is tried on (the newest). */

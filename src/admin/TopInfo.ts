@@ -4,8 +4,8 @@
 import { Context, Effect, Layer } from "effect"
 import type { SqlError } from "effect/sql"
 import { ReconClient } from "../clients/ReconClient.ts"
-import { AdminStore } from "../db/AdminStore.ts"
-import type { TopInfoData } from "./AdminApi.ts"
+import { AdminStore } from "./AdminStore.ts"
+import type { TopInfoData } from "../api/AdminApi.ts"
 
 export class TopInfo extends Context.Service<TopInfo, {
   readonly read: Effect.Effect<TopInfoData, SqlError.SqlError>

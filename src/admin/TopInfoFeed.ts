@@ -4,7 +4,7 @@
 import { Context, DateTime, Deferred, Duration, Effect, Exit, Layer, Schedule } from "effect"
 import type { SqlError } from "effect/sql"
 import { dieUnlessAway } from "../db/Database.ts"
-import { DATABASE_AWAY } from "../http/Envelope.ts"
+import { DATABASE_AWAY } from "../api/Envelope.ts"
 import { type Connection, makeClientHub, type Message } from "./ClientHub.ts"
 import { TopInfo } from "./TopInfo.ts"
 

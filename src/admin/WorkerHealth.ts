@@ -4,7 +4,7 @@ import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { callJson } from "../clients/Upstream.ts"
 import { HeartbeatJson } from "../health/Heartbeat.ts"
-import type { WorkerHealthData } from "./AdminApi.ts"
+import type { WorkerHealthData } from "../api/AdminApi.ts"
 
 const TIMEOUT = Duration.seconds(2)
 const HealthBody = Schema.fromJsonString(HeartbeatJson)

@@ -3,7 +3,7 @@
 import { Cause, Context, Duration, Effect, Layer, Redacted } from "effect"
 import { HttpClient } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-import { AdminApi } from "../admin/AdminApi.ts"
+import { AdminApi } from "../api/AdminApi.ts"
 import { describeFailure, failureOf, presentToken } from "./Upstream.ts"
 
 export const DEFAULT_ADMIN_TIMEOUT = Duration.seconds(5)

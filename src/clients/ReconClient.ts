@@ -5,8 +5,8 @@
 import { Cause, Context, Duration, Effect, Layer, Redacted, Schema } from "effect"
 import { HttpApiClient } from "effect/http-api"
 import type { TopInfo } from "../domain/Records.ts"
-import { errorEnvelope } from "../http/Envelope.ts"
-import { ReconApi } from "../http/ReconApi.ts"
+import { errorEnvelope } from "../api/Envelope.ts"
+import { ReconApi } from "../api/ReconApi.ts"
 import { describeFailure, failureOf, presentToken } from "./Upstream.ts"
 
 export const DEFAULT_TIMEOUT = Duration.seconds(2)

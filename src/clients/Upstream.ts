@@ -11,7 +11,7 @@
 import { Cause, Duration, Effect, Redacted, Schema } from "effect"
 import { type HttpClient, HttpClientError, HttpClientRequest } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
-import { CallerAuth, TOKEN_HEADER } from "../http/CallerAuth.ts"
+import { CallerAuth, TOKEN_HEADER } from "../api/CallerAuth.ts"
 
 /** What CallerAuth's `requiredForClient` asks for: the token header on every request of the client. */
 export const presentToken = (token: Redacted.Redacted<string>) =>

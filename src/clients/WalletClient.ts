@@ -5,22 +5,13 @@
 import { Cause, Context, Duration, Effect, Layer, Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-import { NO_SUCH_ROUTE } from "../http/Envelope.ts"
-import { type AgreeItemResult, WalletApi } from "../http/WalletApi.ts"
+import { NO_SUCH_ROUTE } from "../api/Envelope.ts"
+import { type AgreeItemResult, WalletApi } from "../api/WalletApi.ts"
+import type { AgreeOutcome } from "../domain/Matching.ts"
 import { timeWalletCall, timeWalletCalls } from "../observability/Metrics.ts"
 import { describeFailure, failureOf, isEnvelope, presentToken } from "./Upstream.ts"
 
 export const DEFAULT_WALLET_TIMEOUT = Duration.seconds(5)
-
-export type AgreeOutcome =
-  | { readonly _tag: "Approved"; readonly depositId: number }
-  | { readonly _tag: "Replayed"; readonly depositId: number }
-  /** HTTP 409: the SMS funds another deposit, or the deposit is not pending (nor approved with this SMS). */
-  | { readonly _tag: "Conflict"; readonly detail: string }
-  /** HTTP 404: no such deposit. */
-  | { readonly _tag: "NotFound"; readonly detail: string }
-  /** No decision was made, or none is known: timeout, refused, 5xx, 401, an unexpected answer. Safe to send again. */
-  | { readonly _tag: "Unavailable"; readonly reason: string; readonly timedOut?: true }
 
 export interface AgreeInput {
   readonly depositId: number

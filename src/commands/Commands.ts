@@ -75,7 +75,7 @@ ${embedded}`,
 Adds a pending deposit (and the player when no player has that name) and prints its id; or lists deposits.
 ${embedded}`,
     service: false,
-    run: (args) => import("../deposit/cli.ts").then((m) => m.main(args))
+    run: (args) => import("../wallet/DepositCli.ts").then((m) => m.main(args))
   },
   {
     name: "all",

@@ -6,7 +6,8 @@ import {
   type TracingSettings,
   readWorkerSettings, withDevTokens
 } from "../config/AppConfig.ts"
-import { CommandFailed, launchUntilFatal, listenProblem, readConfigOrExit, runCommand } from "../config/Runner.ts"
+import { CommandFailed } from "./CommandFailed.ts"
+import { launchUntilFatal, listenProblem, readConfigOrExit, runCommand } from "./Lifecycle.ts"
 import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR, servicePool } from "../db/Database.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { listenUrl } from "../http/NodeServer.ts"
@@ -105,10 +106,10 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     console.log(lines.join("\n"))
   }))
   const servers = Layer.mergeAll(
-    recon ? service("recon_service", "SVC_RECON_PORT", loaded(() => import("../http/ReconServer.ts"), (m) => m.ReconServerLive(recon, http)), tracing) : Layer.empty,
-    worker ? service("recon_worker", "SVC_PUSH_PORT", loaded(() => import("../loops/Runtime.ts"), (m) => m.WorkerLive(worker, http)), tracing) : Layer.empty,
+    recon ? service("recon_service", "SVC_RECON_PORT", loaded(() => import("../recon/ReconServer.ts"), (m) => m.ReconServerLive(recon, http)), tracing) : Layer.empty,
+    worker ? service("recon_worker", "SVC_PUSH_PORT", loaded(() => import("../worker/Runtime.ts"), (m) => m.WorkerLive(worker, http)), tracing) : Layer.empty,
     admin ? service("admin_service", "SVC_ADMIN_PORT", loaded(() => import("../admin/AdminServer.ts"), (m) => m.AdminServerLive(admin, http)), tracing) : Layer.empty,
-    wallet ? service("wallet_service", "SVC_WALLET_PORT", loaded(() => import("../http/WalletServer.ts"), (m) => m.WalletServerLive(wallet, http)), tracing) : Layer.empty
+    wallet ? service("wallet_service", "SVC_WALLET_PORT", loaded(() => import("../wallet/WalletServer.ts"), (m) => m.WalletServerLive(wallet, http)), tracing) : Layer.empty
   )
   // The banner (and the demo's phone) only once every server listens: a start that fails prints none.
   const app = Layer.mergeAll(

@@ -15,8 +15,9 @@ import {
   type Placement
 } from "../domain/BalanceSequence.ts"
 import { BalanceGap } from "../domain/Records.ts"
-import { DbId, DbTimeOrNull, decodeRows } from "./Codecs.ts"
-import type { PageOf, Paging } from "./ReconStore.ts"
+import { decodeRows } from "./Codecs.ts"
+import type { PageOf, Paging } from "./Pages.ts"
+import { DbId, DbTimeOrNull } from "../domain/PgValues.ts"
 
 /** An entry as the window query answers it (times in epoch milliseconds). */
 const EntryRow = Schema.Struct({

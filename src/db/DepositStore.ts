@@ -2,7 +2,8 @@
 // or created, and a pending deposit for it; and the list of deposits, newest first.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { amountText, DbId, DbTime, DbTimeOrNull, decodeRows } from "./Codecs.ts"
+import { amountText, decodeRows } from "./Codecs.ts"
+import { DbId, DbTime, DbTimeOrNull } from "../domain/PgValues.ts"
 
 export const DEPOSIT_STATUSES = ["pending", "approved", "rejected", "expired"] as const
 export type DepositStatus = (typeof DEPOSIT_STATUSES)[number]

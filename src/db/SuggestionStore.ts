@@ -6,7 +6,8 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { SmsDetail } from "../domain/Records.ts"
 import { MAX_SIBLINGS, searchKeys, suggest, type Suggestion } from "../domain/Suggestions.ts"
-import { DbId, decodeRows } from "./Codecs.ts"
+import { decodeRows } from "./Codecs.ts"
+import { DbId } from "../domain/PgValues.ts"
 
 type Detail = typeof SmsDetail.Type
 

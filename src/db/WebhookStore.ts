@@ -6,8 +6,9 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { WebhookAttemptRow, WebhookRow } from "../domain/Records.ts"
 import type { AttemptStatus } from "../domain/Webhooks.ts"
-import { DbId, decodeRows } from "./Codecs.ts"
-import type { PageOf, Paging } from "./ReconStore.ts"
+import { decodeRows } from "./Codecs.ts"
+import type { PageOf, Paging } from "./Pages.ts"
+import { DbId } from "../domain/PgValues.ts"
 
 /** No webhook has this id. */
 export class WebhookNotFound extends Schema.TaggedError<WebhookNotFound>()("WebhookNotFound", { id: Schema.Int }) {}

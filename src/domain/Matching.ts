@@ -2,7 +2,16 @@
 // the answer recorded under the SMS's `match.wallet`, the status it leads to, why a person is
 // needed, and when to send again. The decision itself (one candidate, several, none) is the
 // database's: recon.match_pass, migration 0017, which writes the rest of `match`.
-import type { AgreeOutcome } from "../clients/WalletClient.ts"
+/** What a call to wallet_service's `deposit/agree` came to (the worker's wallet client answers it). */
+export type AgreeOutcome =
+  | { readonly _tag: "Approved"; readonly depositId: number }
+  | { readonly _tag: "Replayed"; readonly depositId: number }
+  /** HTTP 409: the SMS funds another deposit, or the deposit is not pending (nor approved with this SMS). */
+  | { readonly _tag: "Conflict"; readonly detail: string }
+  /** HTTP 404: no such deposit. */
+  | { readonly _tag: "NotFound"; readonly detail: string }
+  /** No decision was made, or none is known: timeout, refused, 5xx, 401, an unexpected answer. Safe to send again. */
+  | { readonly _tag: "Unavailable"; readonly reason: string; readonly timedOut?: true }
 
 /** The wallet's answer as recorded under `match.wallet`. */
 export interface WalletAnswer {

@@ -2,8 +2,9 @@
 // (PostgreSQL text cannot store it) and times within the years 1 to 9999 (ISO-8601's four-digit
 // years; PostgreSQL's own range is wider, but a time outside this one is a client's error, and
 // its expanded form, `+200000-…`, is not one PostgreSQL reads). A value outside is a 400 at the
-// schema instead of a failed statement.
-import { Result, Schema } from "effect"
+// schema instead of a failed statement. And the other way: columns as they arrive (bigint ids as
+// JS bigint, timestamptz as Date) as the API speaks them, plain integers and ISO-8601 strings.
+import { Result, Schema, SchemaTransformation } from "effect"
 
 /** PostgreSQL text cannot hold U+0000. */
 export const isNulFree = Schema.makeFilter((s: string) => !s.includes("\u0000") || "must not contain a NUL character (U+0000)")
@@ -85,3 +86,18 @@ export const loneSurrogateInJson = (text: string): ReadonlyArray<string | number
   if (!surrogateEscape.test(text)) return undefined
   return Result.try(() => JSON.parse(text) as unknown).pipe(Result.map((json) => loneSurrogatePath(json)), Result.getOrUndefined)
 }
+
+/** A bigint/bigserial column as a plain integer. */
+export const DbId = Schema.Union([Schema.BigInt, Schema.Number]).pipe(
+  Schema.decodeTo(Schema.Int, SchemaTransformation.transform({ decode: (n) => Number(n), encode: (n) => n }))
+)
+
+/** A timestamptz column as an ISO-8601 string (UTC, with its `Z` offset). */
+export const DbTime = Schema.Date.pipe(
+  Schema.decodeTo(Schema.String, SchemaTransformation.transform({
+    decode: (date) => date.toISOString(),
+    encode: (iso) => new Date(iso)
+  }))
+)
+
+export const DbTimeOrNull = Schema.NullOr(DbTime)

@@ -1,7 +1,10 @@
 // The records of the recon API, decoded from their table rows (ids as integers, times as
 // ISO-8601 strings, amounts as decimal strings). `Schema.toType` of each is its API shape.
 import { Schema } from "effect"
-import { DbId, DbTime, DbTimeOrNull } from "../db/Codecs.ts"
+import { DbId, DbTime, DbTimeOrNull } from "./PgValues.ts"
+
+/** The device ids a registration can have (the push URL's last segment). */
+export const DeviceIdPattern = /^[A-Za-z0-9._:-]{1,64}$/
 
 export const PushFormat = Schema.Literals(["smsforwarder", "sms-gateway"])
 export type PushFormat = typeof PushFormat.Type

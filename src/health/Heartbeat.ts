@@ -1,7 +1,7 @@
 // The worker's heartbeat file: the health snapshot as JSON, replaced atomically every few seconds
 // and at once whenever readiness changes, for `probe` (and, as the same JSON, `GET /health/ready`).
 import { DateTime, Duration, Effect, FileSystem, Layer, Option, Schema, Stream } from "effect"
-import { Components } from "./Components.ts"
+import { Components } from "../actors/Components.ts"
 import { HealthRegistry, LoopState } from "./HealthRegistry.ts"
 import type { HealthSnapshot } from "./HealthRegistry.ts"
 import { isStopping, onStopping } from "./Stopping.ts"

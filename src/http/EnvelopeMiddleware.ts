@@ -10,8 +10,8 @@ import { SchemaIssue } from "effect"
 import { SqlError } from "effect/sql"
 import { isDatabaseAway } from "../db/Database.ts"
 import { decodeUtf8, LONE_SURROGATE, loneSurrogateInJson } from "../domain/PgValues.ts"
-import { MAX_BODY_BYTES } from "./CallerAuth.ts"
-import { ApiFailure, DATABASE_AWAY, envelopeResponse, type ErrorStatus, fail, type Issue, messages, NO_SUCH_ROUTE } from "./Envelope.ts"
+import { MAX_BODY_BYTES } from "../api/CallerAuth.ts"
+import { ApiFailure, DATABASE_AWAY, envelopeResponse, type ErrorStatus, fail, type Issue, messages, NO_SUCH_ROUTE } from "../api/Envelope.ts"
 import { logRequest } from "./RequestLog.ts"
 
 const respond = (status: ErrorStatus, detail?: string, issues: ReadonlyArray<Issue> = []) =>

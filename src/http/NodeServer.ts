@@ -11,7 +11,7 @@ import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import type { HttpSettings } from "../config/AppConfig.ts"
 import { onStopping } from "../health/Stopping.ts"
-import { type ErrorStatus, messages } from "./Envelope.ts"
+import { type ErrorStatus, messages } from "../api/Envelope.ts"
 
 /** How long a stop waits for the requests in flight (the process itself gives 10 s). */
 export const DRAIN_LIMIT = Duration.seconds(8)

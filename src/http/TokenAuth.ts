@@ -4,8 +4,8 @@ import { Effect, Layer, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { type Caller, tokenKeys, type TokenPolicy } from "../config/AppConfig.ts"
-import { CallerAuth, MAX_BODY_BYTES, TOKEN_HEADER } from "./CallerAuth.ts"
-import { fail } from "./Envelope.ts"
+import { CallerAuth, MAX_BODY_BYTES, TOKEN_HEADER } from "../api/CallerAuth.ts"
+import { fail } from "../api/Envelope.ts"
 
 const digest = (token: string) => createHash("sha256").update(token, "utf8").digest()
 

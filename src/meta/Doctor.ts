@@ -2,7 +2,7 @@
 // transaction with a before-image log (schema `meta_doctor`), and exact undo of a run.
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { INTERFACE_COMPONENT, NUMBER_COMPONENTS, RULE_INTERFACES, SYNC_FROM, TYPE_INTERFACES, WRONG_INTERFACES } from "./Rules.ts"
+import { INTERFACE_COMPONENT, NUMBER_COMPONENTS, RULE_INTERFACES, SYNC_FROM, TYPE_INTERFACES, WRONG_INTERFACES } from "./MetadataRules.ts"
 import { type Change, type Finding, type MetaColumn, type MetaTable, reviewSnapshot, type Skipped } from "./Review.ts"
 import { loadSnapshot, requireMetadataTables } from "./Snapshot.ts"
 

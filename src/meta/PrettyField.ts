@@ -2,7 +2,7 @@
 // the read-only node built from a field's svcMeta, and the rowKey rewrite of uiSchemas:insertAdjacent.
 import { DateTime, Option } from "effect"
 import { getPath, getString, isJsonObject, type Json, type JsonObject, setPath } from "./Json.ts"
-import { type Preview, svcMetaProblems, type UiKind, type Validator } from "./Rules.ts"
+import { type Preview, svcMetaProblems, type UiKind, type Validator } from "./MetadataRules.ts"
 
 /** unix_timestamp values are always shown and written back in this zone, whatever svcMeta.timezone says. */
 export const SEOUL = "Asia/Seoul"

@@ -9,7 +9,7 @@ import { HttpClient, HttpClientRequest } from "effect/http"
 import { callJson, clip, type UpstreamFailure } from "../clients/Upstream.ts"
 import type { RepairRun } from "./Doctor.ts"
 import { getPath, getString, isJsonObject, type Json, keepNumberText, parseJson, type Path, sameJson, showJson } from "./Json.ts"
-import { isSynchronised } from "./Rules.ts"
+import { isSynchronised } from "./MetadataRules.ts"
 
 export class NocoBaseError extends Schema.TaggedError<NocoBaseError>()("NocoBaseError", {
   step: Schema.String,

@@ -25,7 +25,7 @@ import {
   type Verdict,
   wrongInterface
 } from "./ReviewRules.ts"
-import { isSystemField, platformOrigin } from "./Rules.ts"
+import { isSystemField, platformOrigin } from "./MetadataRules.ts"
 import type { CollectionRow, FieldRow, Snapshot, UiNode } from "./Snapshot.ts"
 
 export type CheckId =

@@ -12,7 +12,7 @@ import {
   NUMBER_COMPONENTS,
   svcMetaProblems,
   WRONG_INTERFACES
-} from "./Rules.ts"
+} from "./MetadataRules.ts"
 import type { CheckId, Finding } from "./Review.ts"
 import type { CollectionRow, FieldRow, Snapshot, UiNode } from "./Snapshot.ts"
 

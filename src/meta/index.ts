@@ -44,5 +44,5 @@ export {
   type RefreshTarget
 } from "./Refresh.ts"
 export { auditSnapshot, type Change, type CheckId, type Finding, planSnapshot, reviewSnapshot, type Skipped } from "./Review.ts"
-export { SvcMeta, svcMetaProblems } from "./Rules.ts"
+export { SvcMeta, svcMetaProblems } from "./MetadataRules.ts"
 export { loadSnapshot, MetaTablesMissing, type Snapshot } from "./Snapshot.ts"

@@ -4,7 +4,7 @@
 // so each of the four ports shows the whole process.
 import { Clock, Effect, Exit, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
-import type { AgreeOutcome } from "../clients/WalletClient.ts"
+import type { AgreeOutcome } from "../domain/Matching.ts"
 import type { HttpSettings } from "../config/AppConfig.ts"
 import { SmsStatus } from "../domain/Records.ts"
 

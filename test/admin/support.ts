@@ -9,7 +9,7 @@ import { createServer, type Server } from "node:http"
 import { adminListener, adminServer } from "../../src/admin/AdminServer.ts"
 import { hashPassword } from "../../src/admin/Passwords.ts"
 import { type Env, readAdminSettings, readSync } from "../../src/config/AppConfig.ts"
-import { AdminStore } from "../../src/db/AdminStore.ts"
+import { AdminStore } from "../../src/admin/AdminStore.ts"
 import { createMigratedDatabase, runSql, sql, sqlLayer } from "../support/database.ts"
 import { ADMIN_TOKEN, httpSettings, type Running, RECON_TOKEN, startRecon } from "../support/recon.ts"
 

@@ -5,7 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit } from "effect"
 import { SqlError } from "effect/sql"
 import { WrongCredentials } from "../../src/admin/Operators.ts"
-import { toApiFailure as adminFailure } from "../../src/admin/AdminHandlers.ts"
+import { toApiFailure as adminFailure } from "../../src/admin/Failures.ts"
 import { ReconRefused, ReconUnavailable } from "../../src/clients/ReconClient.ts"
 import { DepositNotFound } from "../../src/db/DepositStore.ts"
 import {
@@ -22,10 +22,11 @@ import {
   SmsStatusConflict,
   TemplateExists,
   TemplateNotFound
-} from "../../src/db/ReconStore.ts"
-import { AgreeConflict, PlayerNotFound } from "../../src/db/WalletStore.ts"
-import { type ApiFailure, fail } from "../../src/http/Envelope.ts"
-import { answered, toApiFailure } from "../../src/http/Failures.ts"
+} from "../../src/recon/ReconStore.ts"
+import { AgreeConflict, PlayerNotFound } from "../../src/wallet/WalletStore.ts"
+import { type ApiFailure, fail } from "../../src/api/Envelope.ts"
+import { answered, toApiFailure } from "../../src/recon/Failures.ts"
+import { toApiFailure as walletFailure } from "../../src/wallet/Failures.ts"
 
 const envelope = (failure: ApiFailure) => ({ status: failure.status, msg: failure.msg, detail: failure.data?.detail })
 
@@ -52,11 +53,17 @@ describe("toApiFailure", () => {
       [new PhoneNotFound({ id: 4 }), 404, "phone 4 not found"],
       [new DuplicatePhone({ phone: "01012345678" }), 409, "phone 01012345678 is already whitelisted"],
       [new DeviceNotFound({ id: 4 }), 404, "device 4 not found"],
-      [new PlayerNotFound({ playerId: 5 }), 404, "player 5 not found"],
-      [new AgreeConflict({ detail: "SMS 9 already funds another deposit" }), 409, "SMS 9 already funds another deposit"]
     ]
     for (const [error, status, detail] of cases) {
       assert.deepStrictEqual(envelope(toApiFailure(error)), { status, msg: status === 404 ? "not_found" : "conflict", detail }, error._tag)
+    }
+    const walletCases: ReadonlyArray<readonly [Parameters<typeof walletFailure>[0], 404 | 409, string]> = [
+      [new DepositNotFound({ depositId: 3 }), 404, "deposit 3 not found"],
+      [new PlayerNotFound({ playerId: 5 }), 404, "player 5 not found"],
+      [new AgreeConflict({ detail: "SMS 9 already funds another deposit" }), 409, "SMS 9 already funds another deposit"]
+    ]
+    for (const [error, status, detail] of walletCases) {
+      assert.deepStrictEqual(envelope(walletFailure(error)), { status, msg: status === 404 ? "not_found" : "conflict", detail }, error._tag)
     }
   })
 

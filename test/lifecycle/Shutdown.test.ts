@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { runSql } from "../support/database.ts"
 import { type Spawned, spawnCommand, spawnScript, waitForUrl } from "../support/process.ts"
-import { TOKEN_HEADER } from "../../src/http/CallerAuth.ts"
+import { TOKEN_HEADER } from "../../src/api/CallerAuth.ts"
 
 const dirs: Array<string> = []
 afterAll(() => {

@@ -1,11 +1,11 @@
 // A worker process whose parse_loop (replaced) dies at every start, to see the supervisor give up: run as
 // `node test/support/dyingWorker.ts` with DATABASE_URL and SVC_WORKER_HEARTBEAT_FILE set.
 import { Effect, Layer, Redacted, Schedule } from "effect"
-import { launchUntilFatal, runCommand } from "../../src/config/Runner.ts"
+import { launchUntilFatal, runCommand } from "../../src/commands/Lifecycle.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
-import { loops } from "../../src/loops/index.ts"
-import type { Loop } from "../../src/loops/Loop.ts"
-import { workerCore } from "../../src/loops/Runtime.ts"
+import { loops } from "../../src/worker/loops/index.ts"
+import type { Loop } from "../../src/worker/loops/Loop.ts"
+import { workerCore } from "../../src/worker/Runtime.ts"
 import { workerSettings } from "./worker.ts"
 
 const dying: Loop = {

@@ -4,7 +4,7 @@
 // from deep inside, skipping every clean-up). Prints "ready <postmaster pid>" once up.
 import { Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
-import { runCommand } from "../../src/config/Runner.ts"
+import { runCommand } from "../../src/commands/Lifecycle.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
 
 const mode = process.argv[2] ?? "serve"

@@ -3,8 +3,8 @@
 import { Effect, Layer, Logger, References } from "effect"
 import { FetchHttpClient } from "effect/http"
 import type { WorkerSettings } from "../../src/config/AppConfig.ts"
-import { Kicks, type LoopName, Worker } from "../../src/loops/Loop.ts"
-import { ParseInbox } from "../../src/loops/ParseLoop.ts"
+import { Kicks, type LoopName, Worker } from "../../src/worker/loops/Loop.ts"
+import { ParseInbox } from "../../src/worker/loops/ParseLoop.ts"
 import { sqlLayer } from "./database.ts"
 
 export const loopServices = (url: string, settings: WorkerSettings, kicked: Array<LoopName> = []) =>

@@ -5,7 +5,7 @@ import type { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer } from "effect/http"
 import { type Env, type HttpSettings, readHttpSettings, readReconSettings, readSync } from "../../src/config/AppConfig.ts"
 import { nodeServer } from "../../src/http/NodeServer.ts"
-import { reconRoutes } from "../../src/http/ReconServer.ts"
+import { reconRoutes } from "../../src/recon/ReconServer.ts"
 import { sqlLayer } from "./database.ts"
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789"

@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Env, readSync, readWalletSettings } from "../../src/config/AppConfig.ts"
 import { DepositStore } from "../../src/db/DepositStore.ts"
-import { walletRoutes } from "../../src/http/WalletServer.ts"
+import { walletRoutes } from "../../src/wallet/WalletServer.ts"
 import { runSql, sqlLayer } from "./database.ts"
 import { httpSettings, post, RECON_TOKEN, serveLayer } from "./recon.ts"
 

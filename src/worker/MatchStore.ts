@@ -1,0 +1,127 @@
+// The queries of order_match_loop: a pass's whole decision in one statement (recon.match_pass,
+// migration 0017: parsed SMS and the unmatched ones a new deposit may fund claimed with SKIP
+// LOCKED and decided under the locks of their names, approving SMS leased for a wallet call), and
+// the wallet's answers recorded in small groups as they arrive. No transaction is ever open across
+// a call to another service.
+import { Effect, Schema } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import type { WalletAnswer } from "../domain/Matching.ts"
+import { countMatchDecisions } from "../observability/Metrics.ts"
+import { reportSmsChanges } from "../observability/SmsChanges.ts"
+import { DbId } from "../domain/PgValues.ts"
+
+/** How long from its first parse an SMS without a candidate is tried again when a deposit appears. */
+export const UNMATCHED_WINDOW = "24 hours"
+
+/** An approving SMS leased to this process for a wallet call until `leaseUntil` (ms since the epoch). */
+export interface Due {
+  readonly id: number
+  readonly depositId: number
+  /** Wallet calls made for it so far. */
+  readonly attempts: number
+  readonly leaseUntil: number
+}
+
+const Leased = Schema.Tuple([DbId, DbId, Schema.Int])
+const MatchDecision = Schema.Literals(["approving", "manual_review", "unmatched"])
+const PassRow = Schema.Struct({
+  due: Schema.Array(Leased),
+  decided: Schema.Array(Schema.Tuple([DbId, MatchDecision])),
+  approving: Schema.Array(Leased),
+  reviews: Schema.Int,
+  unmatched_changed: Schema.Int,
+  claimed: Schema.Int,
+  more: Schema.Boolean,
+  next_due_ms: Schema.NullOr(Schema.Number)
+})
+
+export interface Decided {
+  /** Approving SMS due again (a retry, a lease run out, a person's approval), leased to this process. */
+  readonly due: ReadonlyArray<Due>
+  /** SMS approved by this pass, leased to this process: send them to the wallet. */
+  readonly approving: ReadonlyArray<Due>
+  readonly reviews: number
+  /** SMS newly unmatched, or unmatched ones that now went elsewhere (the counter moved). */
+  readonly unmatchedChanged: number
+  /** SMS decided. */
+  readonly claimed: number
+  /** The pass took all it was allowed: more may be waiting. */
+  readonly more: boolean
+  /** When the next approving SMS falls due (ms since the epoch), if any waits. */
+  readonly nextDueAt: number | undefined
+}
+
+export interface Outcome {
+  readonly id: number
+  readonly depositId: number
+  readonly status: "approved" | "manual_review" | "approving"
+  readonly wallet: WalletAnswer
+  /** For `approving`: when to send again. */
+  readonly nextAt: Date | null
+  readonly reason: string | undefined
+}
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const decodePass = Schema.decodeUnknownEffect(PassRow)
+
+  return {
+    /**
+     * One pass (recon.match_pass): SMS decided (at most `batch`) and approving SMS leased until
+     * `leaseUntil`, at most `room` wallet calls in all; approvals are committed with their deposit
+     * and lease before any call.
+     */
+    decide: (now: number, leaseUntil: number, room: number, batch: number): Effect.Effect<Decided, SqlError.SqlError> =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<{ pass: unknown }>`SELECT recon.match_pass(${new Date(now).toISOString()}::timestamptz,
+          ${new Date(leaseUntil).toISOString()}::timestamptz, ${room}, ${batch}, ${UNMATCHED_WINDOW}::interval) AS pass`
+        const pass = yield* Effect.orDie(decodePass(row?.pass))
+        const leased = (rows: typeof pass.due) => rows.map(([id, depositId, attempts]): Due => ({ id, depositId, attempts, leaseUntil }))
+        yield* countMatchDecisions(pass.decided.map(([, decision]) => decision))
+        yield* reportSmsChanges(sql, pass.decided.map(([id, status]) => ({ id, status })))
+        return {
+          due: leased(pass.due),
+          approving: leased(pass.approving),
+          reviews: pass.reviews,
+          unmatchedChanged: pass.unmatched_changed,
+          claimed: pass.claimed,
+          more: pass.more,
+          nextDueAt: pass.next_due_ms ?? undefined
+        }
+      }),
+
+    /** Gives leases back (calls not made or cut off): due again at once. */
+    release: (ids: ReadonlyArray<number>) =>
+      ids.length === 0 ? Effect.void : Effect.asVoid(sql`
+        UPDATE recon.shooter_sms SET match_next_at = NULL WHERE id IN ${sql.in(ids)} AND status = 'approving'`),
+
+    /**
+     * The wallet's answers, in one statement; an SMS changed meanwhile (not approving that deposit) is
+     * left alone. `match.decision` then says what happened last: `approved`, or `manual_review` and why.
+     */
+    record: (outcomes: ReadonlyArray<Outcome>) =>
+      outcomes.length === 0 ? Effect.void : sql<{ id: number | string; status: Outcome["status"] }>`
+        UPDATE recon.shooter_sms AS s SET
+          status = x.status,
+          match_attempts = x.attempts,
+          match_next_at = x.next_at,
+          match_detail = COALESCE(s.match_detail, '{}'::jsonb) || jsonb_build_object('wallet', x.wallet)
+            || CASE WHEN x.status = 'approved' THEN jsonb_build_object('decision', 'approved')
+              WHEN x.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('decision', 'manual_review', 'reason', x.reason) END,
+          updated_at = now()
+        FROM jsonb_to_recordset(${JSON.stringify(outcomes.map((o) => ({
+          id: o.id,
+          deposit_id: o.depositId,
+          status: o.status,
+          attempts: o.wallet.attempts,
+          next_at: o.nextAt?.toISOString() ?? null,
+          wallet: o.wallet,
+          reason: o.reason ?? null
+        })))}::jsonb) AS x(id bigint, deposit_id bigint, status text, attempts integer, next_at timestamptz, wallet jsonb, reason text)
+        WHERE s.id = x.id AND s.status = 'approving' AND s.deposit_id = x.deposit_id
+        RETURNING s.id, s.status`.pipe(Effect.flatMap((rows) =>
+          reportSmsChanges(sql, rows.flatMap((row) => row.status === "approving" ? [] : [{ id: Number(row.id), status: row.status }]))))
+  }
+})
+
+export type MatchStore = Effect.Success<typeof make>

@@ -1,0 +1,86 @@
+// What a worker loop is (one file per loop in src/loops, one line in src/worker/loops/index.ts) and the
+// services every loop may use: the worker's settings and the kicks that wake other loops. A loop
+// declares what it needs in its type (`Loop<R>`): one that calls a new client needs that client
+// provided to the worker, not a wider type for every loop.
+import { Cause, Context, Duration, Effect, Exit, type Fiber, Layer, Scope } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import type { SqlClient } from "effect/sql"
+import type { HttpClient } from "effect/http"
+import type { WorkerSettings } from "../../config/AppConfig.ts"
+
+/** The loop ids of DESIGN section 8, verbatim. */
+export type LoopName =
+  | "pushsvc_listener_supervisor"
+  | "missing_sms_sync_loop"
+  | "sms_id_sync_loop"
+  | "phone_whitelist_loop"
+  | "parse_loop"
+  | "order_match_loop"
+  | "chatbot_poll_loop"
+  | "webhook_delivery_loop"
+
+/** The services every loop may use without asking: the worker's settings, kicks, the database, an HTTP client. */
+export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient
+
+/** A loop needing the services `R` (by default only the common {@link LoopServices}). */
+export interface Loop<R = LoopServices> {
+  readonly name: LoopName
+  /** Freshness window: the loop is stale once this long has passed without a successful pass. */
+  readonly ttl: Duration.Input
+  /** Period between passes, well inside the TTL. */
+  readonly every: Duration.Input
+  /** Tables whose changes (NOTIFY recon_changes, payload = table name) kick the loop at once. */
+  readonly kickedBy?: ReadonlyArray<string> | undefined
+  /**
+   * Runs each time the loop's fiber (re)starts, in a scope that closes when the fiber exits:
+   * whatever it forks or acquires dies with the loop. Returns one pass.
+   */
+  readonly start: Effect.Effect<Effect.Effect<void, unknown>, unknown, R | Scope.Scope>
+}
+
+/** The services a loop (or a union of loops) needs. */
+export type Requirements<L> = L extends Loop<infer R> ? R : never
+
+/** A loop whose pass needs no set-up. */
+export const simple = <R = LoopServices>(loop: Omit<Loop<R>, "start"> & { readonly pass: Effect.Effect<void, unknown, R> }): Loop<R> => ({
+  name: loop.name,
+  ttl: loop.ttl,
+  every: loop.every,
+  kickedBy: loop.kickedBy,
+  start: Effect.map(Effect.context<R>(), (context) => Effect.provideContext(loop.pass, context))
+})
+
+/** The worker's configuration, for loops that need it. */
+export class Worker extends Context.Service<Worker, WorkerSettings>()("recon/worker/loops/Worker") {
+  static readonly layer = (settings: WorkerSettings) => Layer.succeed(Worker, settings)
+}
+
+/** Wakes a loop for a pass now (coalesced with any pending kick); a loop that is restarting misses nothing, as it passes at start. */
+export class Kicks extends Context.Service<Kicks, {
+  kick(name: LoopName): Effect.Effect<void>
+  /** The runtime's side: a loop's actor takes kicks from now until the scope closes. */
+  register(name: LoopName, kick: Effect.Effect<void>): Effect.Effect<void, never, Scope.Scope>
+}>()("recon/worker/loops/Kicks") {
+  static readonly layer = Layer.sync(Kicks, () => {
+    const kickers = new Map<LoopName, Effect.Effect<void>>()
+    return Kicks.of({
+      kick: (name) => Effect.suspend(() => kickers.get(name) ?? Effect.void),
+      register: (name, kick) =>
+        Effect.acquireRelease(
+          Effect.sync(() => kickers.set(name, kick)),
+          () => Effect.sync(() => kickers.get(name) === kick && kickers.delete(name))
+        )
+    })
+  })
+}
+
+export const ttlMillis = (loop: Loop<unknown>): number => Duration.toMillis(Duration.fromInputUnsafe(loop.ttl))
+
+/**
+ * For a fiber a loop forks beside its passes: its failure or defect ends the loop's own fiber
+ * (`loop`, taken with `Effect.fiber` in `start`), which the supervisor restarts with readiness
+ * false meanwhile, rather than the work it did stopping unseen. Not its interruption: that is
+ * the loop's scope closing, the loop ending already.
+ */
+export const endsLoopOnFailure = (loop: Fiber.Fiber<unknown, unknown>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.onExit(effect, (exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)

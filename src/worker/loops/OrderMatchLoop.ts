@@ -1,0 +1,154 @@
+// order_match_loop: parsed SMS matched to pending deposits (DESIGN section 6). Exactly one
+// candidate: `approving` committed first, then wallet_service; several players or deposits:
+// manual review and an admin_service sync after the commit; none: unmatched, decided again when a
+// deposit of that name and amount appears, for 24 h. A pass decides and hands its approvals to the
+// wallet calls (WalletCalls.ts), which run continuously beside the passes and record each answer as
+// it arrives; a wallet outage leaves SMS approving, re-sent with backoff per SMS, and the pass
+// still succeeds (DESIGN section 8).
+import { Clock, Duration, Effect, FiberHandle, Queue } from "effect"
+import { SqlClient } from "effect/sql"
+import { AdminClient } from "../../clients/AdminClient.ts"
+import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../../clients/WalletClient.ts"
+import * as DepositExpiry from "../../db/DepositExpiry.ts"
+import * as MatchStore from "../MatchStore.ts"
+import { AGREE_BATCH_MAX } from "../../api/WalletApi.ts"
+import { smsTraces } from "../../observability/Tracing.ts"
+import { endsLoopOnFailure, Kicks, type Loop, Worker } from "./Loop.ts"
+import * as WalletCalls from "../WalletCalls.ts"
+
+/** SMS decided per pass at most: a backlog is many short passes. */
+export const BATCH = 200
+/** Wallet calls answering at once; each takes up to AGREE_BATCH_MAX SMS (what waits when it starts). */
+export const WALLET_CONCURRENCY = 8
+/** A call the wallet holds longer gives its place to the next: a held call delays only its own SMS. */
+export const SLOW_CALL = Duration.millis(500)
+/** SMS handed to the wallet calls and not yet recorded, at most: a pass leases no more than the room left. */
+export const OUTSTANDING = WALLET_CONCURRENCY * AGREE_BATCH_MAX
+/**
+ * How long an approving SMS is this process's once leased: its short wait for a call and the
+ * call itself, past the client's timeout (a call is only started while the lease outlasts it), so
+ * only a process that died leaves one for another to send again, this long after it leased it.
+ */
+export const LEASE = Duration.sum(DEFAULT_WALLET_TIMEOUT, Duration.seconds(3))
+/** A retry falls due this long after another pass at the earliest: no pass is woken for one SMS at a time. */
+const WAKE_MIN_MILLIS = 100
+/** Pending deposits past SVC_DEPOSIT_TTL_H are expired by the first pass after this long (not by every pass). */
+export const EXPIRY_EVERY = Duration.minutes(1)
+/** admin_service sync retries: 500 ms, 1 s, 2 s … at most 30 s apart; after this many, its own 10 s tick catches up. */
+const SYNC_RETRY_CAP = Duration.seconds(30)
+const SYNC_ATTEMPTS = 12
+
+/**
+ * Asks admin_service to push fresh counters, after the commit and off the pass: requests coalesce,
+ * a failure is retried with backoff and never touches the reviews. Lives as long as the loop, and
+ * the loop no longer than it: its fiber dying (a defect) ends the loop's fiber, which the
+ * supervisor restarts with readiness false meanwhile, rather than syncs stopping unseen.
+ */
+const adminSyncer = Effect.gen(function*() {
+  const admin = yield* AdminClient
+  const requests = yield* Queue.dropping<void>(1)
+  const loop = yield* Effect.fiber
+  yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+    yield* Queue.take(requests)
+    let delay = Duration.millis(500)
+    for (let attempt = 1; attempt <= SYNC_ATTEMPTS; attempt++) {
+      // This call covers every request made so far.
+      yield* Queue.clear(requests)
+      const outcome = yield* admin.sync
+      if (outcome._tag === "Synced") return
+      if (attempt === SYNC_ATTEMPTS) {
+        return yield* Effect.logWarning(`admin_service sync failed ${attempt} times (${outcome.reason}); giving up until the next change`)
+      }
+      yield* Effect.logWarning(`admin_service sync failed (${outcome.reason}); retrying in ${Duration.format(delay)}`)
+      yield* Effect.sleep(delay)
+      delay = Duration.min(Duration.times(delay, 2), SYNC_RETRY_CAP)
+    }
+  })).pipe(endsLoopOnFailure(loop)))
+  return Effect.asVoid(Queue.offer(requests, undefined))
+})
+
+export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClient | Kicks | Worker> = {
+  name: "order_match_loop",
+  ttl: "90 seconds",
+  every: "5 seconds",
+  // New or changed pending deposits (triggers of migrations 0009 and 0017), SMS reset or resolved through recon_service.
+  kickedBy: ["deposit", "shooter_sms"],
+  start: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* MatchStore.make
+    const expiry = yield* DepositExpiry.make
+    const { depositTtlHours } = yield* Worker
+    let expiryDueAt = 0
+    const wallet = yield* WalletClient
+    const kicks = yield* Kicks
+    const requestSync = yield* adminSyncer
+    const kick = kicks.kick("order_match_loop")
+
+    // One timer: a pass when the earliest approving SMS falls due (a backoff ends, a lease runs out).
+    const wake = yield* FiberHandle.make<void, never>()
+    let wakeAt: number | undefined
+    const wakeBy = (at: number) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const when = Math.max(at, now + WAKE_MIN_MILLIS)
+        if (wakeAt !== undefined && wakeAt <= when) return
+        wakeAt = when
+        yield* FiberHandle.run(wake, Effect.sleep(when - now).pipe(
+          Effect.andThen(Effect.sync(() => void (wakeAt = undefined))),
+          Effect.andThen(kick)
+        ))
+      })
+    // A pass that stopped for want of room asks for another once the calls have made some.
+    let wantsRoom = false
+    const calls = yield* WalletCalls.make({
+      store,
+      wallet,
+      traces: (ids) => smsTraces(sql, ids),
+      timeout: DEFAULT_WALLET_TIMEOUT,
+      concurrency: WALLET_CONCURRENCY,
+      slowAfter: SLOW_CALL,
+      batch: AGREE_BATCH_MAX,
+      limit: OUTSTANDING,
+      onRecorded: (recorded) =>
+        Effect.gen(function*() {
+          // A review freed its deposit (match_recheck): another SMS may take it.
+          if (recorded.reviews > 0) yield* Effect.andThen(requestSync, kick)
+          if (recorded.retryAt !== undefined) yield* wakeBy(recorded.retryAt)
+          if (wantsRoom && recorded.room >= AGREE_BATCH_MAX) {
+            wantsRoom = false
+            yield* kick
+          }
+        })
+    })
+
+    return Effect.gen(function*() {
+      const room = yield* calls.room
+      // Every place taken: the calls ask for the next pass when they have made room.
+      if (room === 0) {
+        wantsRoom = true
+        return
+      }
+      const now = yield* Clock.currentTimeMillis
+      if (now >= expiryDueAt) {
+        const expired = yield* expiry.expire(Duration.hours(depositTtlHours))
+        expiryDueAt = now + Duration.toMillis(EXPIRY_EVERY)
+        // Manual reviews back to unmatched: the counters moved.
+        if (expired.reopened > 0) yield* requestSync
+      }
+      const decided = yield* store.decide(now, now + Duration.toMillis(LEASE), room, BATCH)
+      if (decided.reviews > 0 || decided.unmatchedChanged > 0) yield* requestSync
+      yield* calls.send([...decided.due, ...decided.approving])
+      if (decided.nextDueAt !== undefined) yield* wakeBy(decided.nextDueAt)
+      if (decided.claimed > 0) {
+        yield* Effect.logInfo(`matched ${decided.claimed} SMS: ${decided.approving.length} approving, ${decided.reviews} to review; ` +
+          `${decided.due.length} approving SMS sent again`)
+      }
+      // More may be waiting: the next pass comes at once (this one reports its success first), or
+      // when the calls have made room for it.
+      if (decided.more) {
+        if ((yield* calls.room) > 0) yield* kick
+        else wantsRoom = true
+      }
+    })
+  })
+}
