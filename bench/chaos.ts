@@ -19,7 +19,7 @@ import { createServer, request as httpRequest, Agent } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { freePort } from "../src/db/EmbeddedPostgres.ts"
-import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
+import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
 import {
   arrangeDeposits,
   benchDatabase,

@@ -16,7 +16,7 @@ import { spawn, spawnSync } from "node:child_process"
 import { Agent, request as httpRequest } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
-import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
+import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
 import {
   arrangeDeposits,
   benchDatabase,

@@ -19,7 +19,7 @@ import { chmodSync, copyFileSync, createWriteStream, mkdirSync, mkdtempSync, rea
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { type EmbeddedCluster, freePort, startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
-import { smsForwarderFormBody } from "../src/domain/PushFormats.ts"
+import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
 import { parse } from "yaml"
 
 const root = join(import.meta.dirname, "..")

@@ -1,15 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Redacted, Result } from "effect"
-import {
-  decodePush,
-  type Ignored,
-  type IncomingSms,
-  type PushDecodeOptions,
-  PushRejected,
-  signSmsForwarder,
-  signSmsGateway,
-  smsForwarderFormBody
-} from "../../src/domain/PushFormats.ts"
+import { decodePush } from "../../src/domain/PushFormats.ts"
+import { type Ignored, type IncomingSms, type PushDecodeOptions, PushRejected } from "../../src/domain/PushRequest.ts"
+import { signSmsForwarder, signSmsGateway } from "../../src/domain/PushSignatures.ts"
+import { smsForwarderFormBody } from "../../src/domain/SmsForwarder.ts"
 
 const FORM = "application/x-www-form-urlencoded"
 const JSON_TYPE = "application/json; charset=utf-8"

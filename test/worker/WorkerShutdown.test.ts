@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase } from "../support/database.ts"
 import { spawnCommand, waitForUrl } from "../support/process.ts"
-import { smsForwarderFormBody } from "../../src/domain/PushFormats.ts"
+import { smsForwarderFormBody } from "../../src/domain/SmsForwarder.ts"
 import { register, smsRows } from "../support/worker.ts"
 
 const readHeartbeat = (path: string): { ready: boolean; written_at: string } | undefined => {
