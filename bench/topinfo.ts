@@ -2,7 +2,7 @@
 // node bench/topinfo.ts   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { ReconStore } from "../src/recon/ReconStore.ts"
+import { SmsStore } from "../src/recon/SmsStore.ts"
 import { benchDatabase } from "./support.ts"
 
 const ROWS = 1_000_000
@@ -23,7 +23,7 @@ await db.run(Effect.gen(function*() {
   }
   yield* sql`VACUUM ANALYZE recon.shooter_sms`.pipe(Effect.ignore)
   console.log(`inserted ${ROWS.toLocaleString()} SMS rows in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-  const store = yield* ReconStore
+  const store = yield* SmsStore
   for (let i = 0; i < 30; i++) {
     const t = performance.now()
     yield* store.topInfo()
@@ -33,7 +33,7 @@ await db.run(Effect.gen(function*() {
   const t = performance.now()
   const [scan] = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM recon.shooter_sms WHERE status = 'duplicate'`
   console.log(`check: a counting query finds ${scan!.n} duplicates in ${(performance.now() - t).toFixed(1)} ms (what the counter table saves)`)
-}).pipe(Effect.provide(ReconStore.layer)))
+}).pipe(Effect.provide(SmsStore.layer)))
 
 timings.sort((a, b) => a - b)
 const pct = (p: number) => timings[Math.min(timings.length - 1, Math.floor((p / 100) * timings.length))]!.toFixed(1)

@@ -1,12 +1,13 @@
 // recon_service's store errors as its routes answer them (status and detail).
-import type { DepositNotFound } from "../db/DepositStore.ts"
 import type { WebhookNotFound } from "../db/WebhookStore.ts"
 import { type ApiFailure, fail } from "../api/Envelope.ts"
 import { answeredBy } from "../http/Failures.ts"
-import type { ReconStoreError } from "./ReconStore.ts"
+import type { DeviceStoreError } from "./DeviceStore.ts"
+import type { SmsStoreError } from "./SmsStore.ts"
+import type { TemplateStoreError } from "./TemplateStore.ts"
 
 /** The envelope of each store error. */
-export const toApiFailure = (error: ReconStoreError | DepositNotFound | WebhookNotFound): ApiFailure<404 | 409> => {
+export const toApiFailure = (error: SmsStoreError | DeviceStoreError | TemplateStoreError | WebhookNotFound): ApiFailure<404 | 409> => {
   switch (error._tag) {
     case "SmsNotFound":
       return fail(404, `sms ${error.smsId} not found`)

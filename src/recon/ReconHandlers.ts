@@ -1,9 +1,8 @@
-// The handlers of the recon API: validation beyond the schema, then one ReconStore call each.
+// The handlers of the recon API: validation beyond the schema, then one store call each.
 import { Effect, Layer, Result } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { LlmClient } from "../clients/LlmClient.ts"
 import { BalanceStore } from "../db/BalanceStore.ts"
-import { ReconStore } from "./ReconStore.ts"
 import { SuggestionStore } from "../db/SuggestionStore.ts"
 import { WebhookStore } from "../db/WebhookStore.ts"
 import { normalizePhone } from "../domain/Phone.ts"
@@ -12,6 +11,9 @@ import { validateRule } from "../domain/TemplateRule.ts"
 import { checkWebhookUrl, EVENT_TYPES } from "../domain/Webhooks.ts"
 import { fail, ok } from "../api/Envelope.ts"
 import { answered } from "./Failures.ts"
+import { DeviceStore } from "./DeviceStore.ts"
+import { SmsStore } from "./SmsStore.ts"
+import { TemplateStore } from "./TemplateStore.ts"
 import { ReconApi } from "../api/ReconApi.ts"
 
 /** The webhook a phone posts to: the worker's push listener, per device. */
@@ -36,7 +38,7 @@ export const reconHandlers = (pushPublicUrl: string) => {
   const webhook = withWebhook(pushPublicUrl)
 
   const pushsvc = HttpApiBuilder.group(ReconApi, "pushsvc", Effect.fn(function*(handlers) {
-    const store = yield* ReconStore
+    const store = yield* DeviceStore
     return handlers
       .handle("list", ({ payload }) =>
         store.listRegistrations(payload).pipe(Effect.map((page) => ok({ ...page, items: page.items.map(webhook) })), answered))
@@ -45,7 +47,7 @@ export const reconHandlers = (pushPublicUrl: string) => {
   }))
 
   const template = HttpApiBuilder.group(ReconApi, "template", Effect.fn(function*(handlers) {
-    const store = yield* ReconStore
+    const store = yield* TemplateStore
     const llm = yield* LlmClient
     return handlers
       .handle("list", ({ payload }) => store.listTemplates(payload).pipe(Effect.map(ok), answered))
@@ -75,7 +77,7 @@ export const reconHandlers = (pushPublicUrl: string) => {
   }))
 
   const phone = HttpApiBuilder.group(ReconApi, "phone", Effect.fn(function*(handlers) {
-    const store = yield* ReconStore
+    const store = yield* DeviceStore
     return handlers
       .handle("list", ({ payload }) => store.listPhones(payload).pipe(Effect.map(ok), answered))
       .handle("add", Effect.fn(function*({ payload }) {
@@ -89,7 +91,7 @@ export const reconHandlers = (pushPublicUrl: string) => {
   }))
 
   const sms = HttpApiBuilder.group(ReconApi, "sms", Effect.fn(function*(handlers) {
-    const store = yield* ReconStore
+    const store = yield* SmsStore
     const suggestions = yield* SuggestionStore
     return handlers
       .handle("list", ({ payload }) => store.listSms(payload).pipe(Effect.map(ok), answered))
@@ -115,7 +117,7 @@ export const reconHandlers = (pushPublicUrl: string) => {
   }))
 
   const device = HttpApiBuilder.group(ReconApi, "device", Effect.fn(function*(handlers) {
-    const store = yield* ReconStore
+    const store = yield* DeviceStore
     return handlers
       .handle("list", ({ payload }) => store.listDevices(payload).pipe(Effect.map(ok), answered))
       .handle("trust", ({ payload }) => store.trustDevice(payload.id, payload.trusted ?? true).pipe(Effect.map(ok), answered))
@@ -123,7 +125,7 @@ export const reconHandlers = (pushPublicUrl: string) => {
   }))
 
   const stats = HttpApiBuilder.group(ReconApi, "stats", Effect.fn(function*(handlers) {
-    const store = yield* ReconStore
+    const store = yield* SmsStore
     return handlers.handle("topInfo", () => store.topInfo().pipe(Effect.map(ok), answered))
   }))
 

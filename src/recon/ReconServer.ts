@@ -5,7 +5,6 @@ import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { LlmClient } from "../clients/LlmClient.ts"
 import type { HttpSettings, ReconSettings, TokenPolicy } from "../config/AppConfig.ts"
 import { BalanceStore } from "../db/BalanceStore.ts"
-import { ReconStore } from "./ReconStore.ts"
 import { SuggestionStore } from "../db/SuggestionStore.ts"
 import { WebhookStore } from "../db/WebhookStore.ts"
 import { serveObserved } from "../observability/ObservedServer.ts"
@@ -15,6 +14,9 @@ import { EnvelopeMiddleware } from "../http/EnvelopeMiddleware.ts"
 import { nodeServer } from "../http/NodeServer.ts"
 import { ReconApi } from "../api/ReconApi.ts"
 import { reconHandlers } from "./ReconHandlers.ts"
+import { DeviceStore } from "./DeviceStore.ts"
+import { SmsStore } from "./SmsStore.ts"
+import { TemplateStore } from "./TemplateStore.ts"
 import { CallerAuthLive, tokenMatcher, wrongToken } from "../http/TokenAuth.ts"
 
 const openApiRoute = (tokens: TokenPolicy) => {
@@ -40,7 +42,7 @@ export const reconRoutes = (settings: ReconSettings) =>
     HealthRoute,
     EnvelopeMiddleware
   ).pipe(
-    Layer.provide([ReconStore.layer, SuggestionStore.layer, WebhookStore.layer, BalanceStore.layer]),
+    Layer.provide([SmsStore.layer, DeviceStore.layer, TemplateStore.layer, SuggestionStore.layer, WebhookStore.layer, BalanceStore.layer]),
     Layer.provide(LlmClient.layer(settings.llm)),
     Layer.provide(FetchHttpClient.layer)
   )

@@ -8,21 +8,9 @@ import { WrongCredentials } from "../../src/admin/Operators.ts"
 import { toApiFailure as adminFailure } from "../../src/admin/Failures.ts"
 import { ReconRefused, ReconUnavailable } from "../../src/clients/ReconClient.ts"
 import { DepositNotFound } from "../../src/db/DepositStore.ts"
-import {
-  AmountMismatch,
-  DepositNotPending,
-  DepositTaken,
-  DeviceNotFound,
-  DuplicatePhone,
-  PhoneNotFound,
-  RegistrationExists,
-  RegistrationNotFound,
-  SmsMoneyMoved,
-  SmsNotFound,
-  SmsStatusConflict,
-  TemplateExists,
-  TemplateNotFound
-} from "../../src/recon/ReconStore.ts"
+import { DeviceNotFound, DuplicatePhone, PhoneNotFound, RegistrationExists, RegistrationNotFound } from "../../src/recon/DeviceStore.ts"
+import { AmountMismatch, DepositNotPending, DepositTaken, SmsMoneyMoved, SmsNotFound, SmsStatusConflict } from "../../src/recon/SmsStore.ts"
+import { TemplateExists, TemplateNotFound } from "../../src/recon/TemplateStore.ts"
 import { AgreeConflict, PlayerNotFound } from "../../src/wallet/WalletStore.ts"
 import { type ApiFailure, fail } from "../../src/api/Envelope.ts"
 import { answered, toApiFailure } from "../../src/recon/Failures.ts"
