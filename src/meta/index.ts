@@ -34,15 +34,9 @@ export {
   type SvcPrettyFieldProps,
   urlHref
 } from "./PrettyField.ts"
-export {
-  NocoBaseError,
-  refresh,
-  type RefreshChecked,
-  type RefreshOptions,
-  type RefreshProblem,
-  type RefreshReport,
-  type RefreshTarget
-} from "./Refresh.ts"
+export { NocoBaseError } from "./NocoBaseApi.ts"
+export { refresh, type RefreshOptions, type RefreshReport } from "./Refresh.ts"
+export { type RefreshChecked, type RefreshProblem, type RefreshTarget } from "./RefreshVerify.ts"
 export { auditSnapshot, type Change, type CheckId, type Finding, planSnapshot, reviewSnapshot, type Skipped } from "./Review.ts"
 export { SvcMeta, svcMetaProblems } from "./MetadataRules.ts"
 export { loadSnapshot, MetaTablesMissing, type Snapshot } from "./Snapshot.ts"
