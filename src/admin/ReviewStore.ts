@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { type SmsStatus } from "../domain/Records.ts"
 import { amountText, decodeRows } from "../db/Codecs.ts"
-import type { PageOf, Paging } from "../db/Pages.ts"
+import { type PageOf, pageWindow, type Paging } from "../db/Pages.ts"
 import { consoleSmsColumns } from "./SmsSearchStore.ts"
 import { SUGGESTED_STATUSES, SuggestionStore } from "../db/SuggestionStore.ts"
 import { ApprovalAction, AuditRow, ConsoleSmsRow, PendingApproval, ReviewCandidate, ReviewItemRow, ReviewStatuses, type ReviewStatus } from "../api/ConsoleRecords.ts"
@@ -68,12 +68,11 @@ const make = Effect.gen(function*() {
      */
     queue: (p: Paging & { readonly status?: ReviewStatus | null | undefined }): Effect.Effect<ReviewPage, SqlError.SqlError> =>
       Effect.gen(function*() {
-        const page = p.page ?? 1
-        const size = p.page_size ?? 20
+        const { page, size, offset } = pageWindow(p)
         const statuses: ReadonlyArray<ReviewStatus> = p.status == null ? ReviewStatuses : [p.status]
         const counts = yield* reviewCounts
         const sms = yield* decodeRows(ConsoleSmsRow)(yield* sql`SELECT ${sql.literal(consoleSmsColumns)} FROM recon.shooter_sms
-          WHERE ${sql.in("status", statuses)} ORDER BY created_at DESC, id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
+          WHERE ${sql.in("status", statuses)} ORDER BY created_at DESC, id DESC LIMIT ${size} OFFSET ${offset}`)
         const matchable = sms.filter((s) => (s.status === "manual_review" || s.status === "unmatched") && s.amount !== null).map((s) => s.id)
         const candidates = matchable.length === 0 ? [] : yield* decodeRows(CandidatesRow)(yield* sql`SELECT s.id AS sms_id,
             (SELECT count(*) FROM recon.deposit AS d WHERE ${candidateOf}) AS total,
@@ -174,8 +173,7 @@ const make = Effect.gen(function*() {
     /** Every decision and every request not confirmed, newest first; `operator` matches who decided or who confirmed. */
     audit: (p: Paging & { readonly operator?: string | null | undefined; readonly sms_id?: number | null | undefined }): Effect.Effect<PageOf<AuditRow>, SqlError.SqlError> =>
       Effect.gen(function*() {
-        const page = p.page ?? 1
-        const size = p.page_size ?? 20
+        const { page, size, offset } = pageWindow(p)
         const decisions = sql.and([
           ...(p.sms_id != null ? [sql`sms_id = ${p.sms_id}`] : []),
           ...(p.operator != null ? [sql`(operator = ${p.operator} OR second_operator = ${p.operator})`] : [])
@@ -192,7 +190,7 @@ const make = Effect.gen(function*() {
             'second_approval_' || state, requested_at, 2, id FROM admin.approval_request WHERE ${requests}`
         const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM (${union}) AS a`
         const items = yield* decodeRows(AuditRow)(yield* sql`SELECT sms_id, action, operator, second_operator, deposit_id, payer_name,
-            amount, reason, result, at FROM (${union}) AS a ORDER BY at DESC, source, id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
+            amount, reason, result, at FROM (${union}) AS a ORDER BY at DESC, source, id DESC LIMIT ${size} OFFSET ${offset}`)
         return { items, total: Number(count?.total ?? 0), page, page_size: size }
       })
   }

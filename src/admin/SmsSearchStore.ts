@@ -7,7 +7,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import { parseAmount } from "../domain/Money.ts"
 import type { SmsStatus } from "../domain/Records.ts"
 import { decodeRows } from "../db/Codecs.ts"
-import type { PageOf, Paging } from "../db/Pages.ts"
+import { type PageOf, pageWindow, type Paging } from "../db/Pages.ts"
 import { smsColumns } from "../db/Sms.ts"
 import { ConsoleSmsRow } from "../api/ConsoleRecords.ts"
 
@@ -74,12 +74,11 @@ const make = Effect.gen(function*() {
     /** A page of the SMS the filter finds, newest first. */
     list: (f: SmsQuery & Paging): Effect.Effect<PageOf<ConsoleSmsRow>, SqlError.SqlError> =>
       Effect.gen(function*() {
-        const page = f.page ?? 1
-        const size = f.page_size ?? 20
+        const { page, size, offset } = pageWindow(f)
         const condition = where(f)
         const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.shooter_sms WHERE ${condition}`
         const items = yield* decodeRows(ConsoleSmsRow)(yield* sql`SELECT ${sql.literal(consoleSmsColumns)} FROM recon.shooter_sms
-          WHERE ${condition} ORDER BY created_at DESC, id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
+          WHERE ${condition} ORDER BY created_at DESC, id DESC LIMIT ${size} OFFSET ${offset}`)
         return { items, total: Number(count?.total ?? 0), page, page_size: size }
       }),
 

@@ -16,7 +16,7 @@ import {
 } from "../domain/BalanceSequence.ts"
 import { BalanceGap } from "../domain/Records.ts"
 import { decodeRows } from "./Codecs.ts"
-import type { PageOf, Paging } from "./Pages.ts"
+import { type PageOf, pageWindow, type Paging } from "./Pages.ts"
 import { DbId, DbTimeOrNull } from "../domain/PgValues.ts"
 
 /** An entry as the window query answers it (times in epoch milliseconds). */
@@ -263,8 +263,7 @@ const make = Effect.gen(function*() {
   /** /accounts/list: accounts with their open gaps, the latest balance first. */
   const listAccounts = (filter: Paging & { readonly has_gaps?: boolean | null | undefined }): Effect.Effect<PageOf<typeof AccountRow.Type>, SqlError.SqlError> =>
     Effect.gen(function*() {
-      const page = filter.page ?? 1
-      const size = filter.page_size ?? 20
+      const { page, size, offset } = pageWindow(filter)
       const where = filter.has_gaps == null ? sql`true` : filter.has_gaps
         ? sql`EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
         : sql`NOT EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
@@ -275,7 +274,7 @@ const make = Effect.gen(function*() {
               'unexplained', recon.amount_text(g.unexplained), 'since', recon.iso_time(g.since)) ORDER BY g.since, g.id)
             FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL), '[]'::jsonb) AS gaps
         FROM recon.balance_account AS a WHERE ${where}
-        ORDER BY a.last_at DESC NULLS LAST, a.id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
+        ORDER BY a.last_at DESC NULLS LAST, a.id DESC LIMIT ${size} OFFSET ${offset}`)
       return { items, total: Number(count?.total ?? 0), page, page_size: size }
     })
 

@@ -7,7 +7,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import { WebhookAttemptRow, WebhookRow } from "../domain/Records.ts"
 import type { AttemptStatus } from "../domain/Webhooks.ts"
 import { decodeRows } from "./Codecs.ts"
-import type { PageOf, Paging } from "./Pages.ts"
+import { type PageOf, pageWindow, type Paging } from "./Pages.ts"
 import { DbId } from "../domain/PgValues.ts"
 
 /** No webhook has this id. */
@@ -33,7 +33,6 @@ const webhookColumns = `w.id, w.url, w.events, w.created_at,
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const pageOf = (paging: Paging) => ({ page: paging.page ?? 1, size: paging.page_size ?? 20 })
 
   return {
     add: (hook: NewWebhook) =>
@@ -50,10 +49,10 @@ const make = Effect.gen(function*() {
 
     list: (paging: Paging): Effect.Effect<PageOf<typeof WebhookRow.Type>, SqlError.SqlError> =>
       Effect.gen(function*() {
-        const { page, size } = pageOf(paging)
+        const { page, size, offset } = pageWindow(paging)
         const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.webhook`
         const items = yield* decodeWebhooks(yield* sql`SELECT ${sql.literal(webhookColumns)} FROM recon.webhook AS w
-          ORDER BY w.created_at DESC, w.id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
+          ORDER BY w.created_at DESC, w.id DESC LIMIT ${size} OFFSET ${offset}`)
         return { items, total: Number(count?.total ?? 0), page, page_size: size }
       }),
 
@@ -68,7 +67,7 @@ const make = Effect.gen(function*() {
     /** Every attempt, newest first. */
     attempts: (filter: AttemptFilter): Effect.Effect<PageOf<typeof WebhookAttemptRow.Type>, SqlError.SqlError> =>
       Effect.gen(function*() {
-        const { page, size } = pageOf(filter)
+        const { page, size, offset } = pageWindow(filter)
         const where = sql.and([
           ...(filter.event_id != null ? [sql`a.event_id = ${filter.event_id}`] : []),
           ...(filter.webhook_id != null ? [sql`a.webhook_id = ${filter.webhook_id}`] : [])
@@ -77,7 +76,7 @@ const make = Effect.gen(function*() {
         const items = yield* decodeAttempts(yield* sql`
           SELECT a.event_id, a.webhook_id, e.type, a.attempt, a.status, a.http_status, a.error, a.at
           FROM recon.webhook_attempt AS a JOIN recon.webhook_event AS e ON e.id = a.event_id
-          WHERE ${where} ORDER BY a.at DESC, a.id DESC LIMIT ${size} OFFSET ${(page - 1) * size}`)
+          WHERE ${where} ORDER BY a.at DESC, a.id DESC LIMIT ${size} OFFSET ${offset}`)
         return { items, total: Number(count?.total ?? 0), page, page_size: size }
       })
   }
