@@ -11,7 +11,7 @@ import { all, problem, read } from "../config/Keys.ts"
 import { readConfigOrExit, runOnDatabase, userMessage } from "../commands/Lifecycle.ts"
 import { AccountExists, AdminStore } from "./AdminStore.ts"
 import { isDatabaseAway } from "../db/Database.ts"
-import { hashPassword, passwordProblem } from "./Passwords.ts"
+import { hashPassword, passwordProblem } from "../domain/Passwords.ts"
 import { promptHidden } from "./PasswordPrompt.ts"
 
 const USAGE = "usage: admin --create-user NAME   (password prompted, or ADMIN_PASSWORD when stdin is not a terminal)"
