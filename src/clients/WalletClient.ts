@@ -56,7 +56,7 @@ const outcomeOf = (error: unknown, describe: (error: unknown) => string): AgreeO
   return unavailable(error, describe)
 }
 
-/** wallet_service gave no usable answer; a timeout says so (the caller's backoff tells it apart). */
+/** wallet_service gave no usable answer; a timeout says so (the wallet call metric counts it apart). */
 const unavailable = (error: unknown, describe: (error: unknown) => string): AgreeOutcome => {
   const reason = describe(error)
   return Cause.isTimeoutError(error) ? { _tag: "Unavailable", reason, timedOut: true } : { _tag: "Unavailable", reason }
