@@ -7,7 +7,7 @@ import { ReconClient } from "../clients/ReconClient.ts"
 import { ReviewStore } from "./ReviewStore.ts"
 import { SmsSearchStore, waitingSeconds } from "./SmsSearchStore.ts"
 import { ok } from "../api/Envelope.ts"
-import { answered } from "./Failures.ts"
+import { answered, signInRefused } from "./Failures.ts"
 import { ActivityFeed } from "./ActivityFeed.ts"
 import { AdminApi, CurrentOperator } from "../api/AdminApi.ts"
 import { withSessionHeader } from "./AdminAuth.ts"
@@ -38,7 +38,7 @@ const auth = HttpApiBuilder.group(AdminApi, "auth", Effect.fn(function*(handlers
       Effect.catchTag("SignInRefused", (refused) =>
         HttpEffect.appendPreResponseHandler((_request, response) =>
           Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(refused.retryAfterS)))
-        ).pipe(Effect.andThen(Effect.fail(refused.failure))))
+        ).pipe(Effect.andThen(Effect.fail(signInRefused(refused)))))
     )
     const token = yield* tokens.issue(operator)
     // The header too, so a client treats the sign-in like every later answer.

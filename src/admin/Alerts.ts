@@ -6,7 +6,7 @@
 import { Context, DateTime, Duration, Effect, Layer, Schedule } from "effect"
 import type { SqlError } from "effect/sql"
 import { TelegramClient } from "../clients/TelegramClient.ts"
-import type { AlertChatSettings } from "../config/AppConfig.ts"
+import type { AlertChatSettings } from "./Settings.ts"
 import { AlertStore, type Notice, type OpenBalanceGap } from "./AlertStore.ts"
 import { Alert, AlertKind } from "../api/ConsoleRecords.ts"
 

@@ -6,7 +6,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { AdminStore } from "./AdminStore.ts"
-import { hashPassword, verifyPassword } from "./Passwords.ts"
+import { hashPassword, verifyPassword } from "../domain/Passwords.ts"
 import { type Refusal, SignInLimits } from "./SignInLimits.ts"
 
 /** No operator has this account, or the password is not its password (which of the two is not told). */

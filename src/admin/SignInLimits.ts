@@ -1,8 +1,8 @@
 // Sign-in attempts per account and per client address: past a limit within a window, the next
-// attempts are refused with 429 and Retry-After until the window ends, without hashing anything.
-// The first refusal of each lockout is logged, the rest are not.
-import { Clock, Context, Data, Effect, Layer } from "effect"
-import { type ApiFailure, fail } from "../api/Envelope.ts"
+// attempts are refused until the window ends, without hashing anything (admin's edge answers a
+// Refusal with 429 and Retry-After: `signInRefused` in Failures.ts). The first refusal of each
+// lockout is logged, the rest are not.
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 
 export interface SignInLimitSettings {
   /** Attempts one account may get within the window (a successful sign-in clears its count). */
@@ -19,11 +19,14 @@ export const defaultSignInLimits: SignInLimitSettings = { perAccount: 10, perAdd
 /** Counters kept at most; past it the oldest windows are dropped (an attacker's many names cannot grow memory). */
 const MAX_TRACKED = 10_000
 
-/** A 429 and the seconds the caller should wait (the Retry-After header). */
-export class Refusal extends Data.TaggedError("SignInRefused")<{
-  readonly failure: ApiFailure<429>
-  readonly retryAfterS: number
-}> {}
+/**
+ * A sign-in refused before its password is checked: too many `attempts` for its account or address
+ * within the window, or too many sign-ins `waiting` at once; the caller may try again in `retryAfterS`.
+ */
+export class Refusal extends Schema.TaggedError<Refusal>()("SignInRefused", {
+  reason: Schema.Literals(["attempts", "waiting"]),
+  retryAfterS: Schema.Int
+}) {}
 
 interface Window {
   readonly start: number
@@ -69,7 +72,7 @@ const make = (settings: SignInLimitSettings): SignInLimits["Service"] => {
         window.logged = true
         yield* Effect.logWarning(`sign-in attempts limited: too many for this ${what}; refused for ${retryAfterS} s`).pipe(Effect.annotateLogs(annotations))
       }
-      return yield* new Refusal({ failure: fail(429, `too many sign-in attempts; try again in ${retryAfterS} s`), retryAfterS })
+      return yield* new Refusal({ reason: "attempts", retryAfterS })
     })
 
   return {
@@ -87,7 +90,7 @@ const make = (settings: SignInLimitSettings): SignInLimits["Service"] => {
     queued: <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.suspend((): Effect.Effect<A, E | Refusal, R> => {
         if (waiting >= settings.maxWaiting) {
-          return Effect.fail(new Refusal({ failure: fail(429, "too many sign-ins at once; try again in 1 s"), retryAfterS: 1 }))
+          return Effect.fail(new Refusal({ reason: "waiting", retryAfterS: 1 }))
         }
         waiting++
         return Effect.ensuring(effect, Effect.sync(() => void waiting--))

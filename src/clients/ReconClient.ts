@@ -2,12 +2,12 @@
 // client presents the admin caller's token through CallerAuth's client middleware. recon refusing
 // a request about one SMS (400, 404, 409, 422) is a ReconRefused to pass on; every other failure
 // (down, slow, another error envelope, an unexpected body) becomes one ReconUnavailable.
-import { Cause, Context, Duration, Effect, Layer, Redacted, Schema } from "effect"
+import { Context, Duration, Effect, type Redacted, Schema } from "effect"
 import { HttpApiClient } from "effect/http-api"
 import type { TopInfo } from "../domain/Records.ts"
 import { errorEnvelope } from "../api/Envelope.ts"
 import { ReconApi } from "../api/ReconApi.ts"
-import { describeFailure, failureOf, presentToken } from "./Upstream.ts"
+import { ownServiceLayer } from "./OwnService.ts"
 
 export const DEFAULT_TIMEOUT = Duration.seconds(2)
 
@@ -44,30 +44,22 @@ export class ReconClient extends Context.Service<ReconClient, {
    */
   readonly call: <A>(f: (client: ReconApiClient) => Effect.Effect<{ readonly data: A }, unknown>) => Effect.Effect<A, ReconRefused | ReconUnavailable>
 }>()("recon/clients/ReconClient") {
-  static readonly layer = (options: ReconClientOptions) => {
-    const timeout = options.timeout ?? DEFAULT_TIMEOUT
-    return Layer.effect(
-      ReconClient,
-      Effect.gen(function*() {
-        const client = yield* HttpApiClient.make(ReconApi, { baseUrl: options.baseUrl })
+  static readonly layer = (options: ReconClientOptions) =>
+    ownServiceLayer(ReconClient, {
+      service: "recon_service",
+      token: options.token,
+      timeout: options.timeout ?? DEFAULT_TIMEOUT,
+      derive: HttpApiClient.make(ReconApi, { baseUrl: options.baseUrl }),
+      make: ({ call: within, client, describe }) => {
         /** The answer's data within the timeout; `refuse`: recon's refusals of the request are passed on. */
         const answer = <A, Refused = never>(call: Effect.Effect<{ readonly data: A }, unknown>, refuse = false) =>
-          call.pipe(
-            Effect.map((envelope) => envelope.data),
-            Effect.timeout(timeout),
-            Effect.catchCause((cause): Effect.Effect<never, ReconUnavailable | Refused> => {
-              if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
-              const error = failureOf(cause)
-              if (refuse && isRefusal(error)) {
-                return Effect.fail(new ReconRefused({ status: error.status, detail: error.data?.detail ?? error.msg }) as Refused)
-              }
-              return Effect.fail(new ReconUnavailable({ detail: describeFailure("recon_service", error, timeout) }))
-            })
-          )
+          within(Effect.map(call, (envelope) => envelope.data), (error): Effect.Effect<never, ReconUnavailable | Refused> =>
+            refuse && isRefusal(error)
+              ? Effect.fail(new ReconRefused({ status: error.status, detail: error.data?.detail ?? error.msg }) as Refused)
+              : Effect.fail(new ReconUnavailable({ detail: describe(error) })))
         const call = <A>(f: (client: ReconApiClient) => Effect.Effect<{ readonly data: A }, unknown>) =>
           answer<A, ReconRefused>(f(client), true)
         return { topInfo: answer(client.stats.topInfo({ payload: {} })), call }
-      })
-    ).pipe(Layer.provide(presentToken(options.token)))
-  }
+      }
+    })
 }

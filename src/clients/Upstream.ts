@@ -1,51 +1,15 @@
 // How a client in this codebase is written:
 // - One Context.Service per upstream, in src/clients. For a service we own, derive it from its
-//   HttpApi (HttpApiClient.make) and present the caller's token with `presentToken`; for a
-//   third-party API, compose the platform's client (`HttpClient.filterStatusOk`, `mapRequest`)
-//   and send each request through `callJson`, which decodes the body with a Schema.
+//   HttpApi and build it with `ownServiceLayer` (OwnService.ts: the caller's token, the timeout, the
+//   typed outcome); for a third-party API, compose the platform's client (`HttpClient.filterStatusOk`,
+//   `mapRequest`) and send each request through `callJson` below, which decodes the body with a Schema.
 // - The HttpClient comes from the layer graph (`yield* HttpClient.HttpClient`); no client layer
 //   provides FetchHttpClient itself, so every test can swap the transport.
 // - Secrets stay `Redacted` until the request is built. A failure is turned into the client's own
 //   typed error in words safe to log: no URL (it may carry a token), no secret, a clipped body.
 // - Retries are the caller's policy (a loop's schedule, the LLM's attempts), not the transport's.
-import { Cause, Duration, Effect, Redacted, Schema } from "effect"
-import { type HttpClient, HttpClientError, HttpClientRequest } from "effect/http"
-import { HttpApiMiddleware } from "effect/http-api"
-import { CallerAuth, TOKEN_HEADER } from "../api/CallerAuth.ts"
-
-/** What CallerAuth's `requiredForClient` asks for: the token header on every request of the client. */
-export const presentToken = (token: Redacted.Redacted<string>) =>
-  HttpApiMiddleware.layerClient(CallerAuth, ({ next, request }) =>
-    next(HttpClientRequest.setHeader(request, TOKEN_HEADER, Redacted.value(token))))
-
-/** An error envelope `{status, msg, data}` as the typed client fails with it. */
-export const isEnvelope = (u: unknown): u is { readonly status: number; readonly msg: string; readonly data: { readonly detail: string } | null } =>
-  typeof u === "object" && u !== null && "status" in u && "msg" in u && typeof u.status === "number"
-
-/** The error of a failed call: its first failure, else its first defect (never expected, still only "unavailable"). */
-export const failureOf = (cause: Cause.Cause<unknown>): unknown => {
-  const failure = cause.reasons.find((r) => r._tag === "Fail")
-  if (failure?._tag === "Fail") return failure.error
-  const defect = cause.reasons.find((r) => r._tag === "Die")
-  return defect?._tag === "Die" ? defect.defect : undefined
-}
-
-/** Why `service` gave no usable answer. */
-export const describeFailure = (service: string, error: unknown, timeout: Duration.Input): string => {
-  if (Cause.isTimeoutError(error)) return `${service} did not answer within ${Duration.format(Duration.fromInputUnsafe(timeout))}`
-  if (isEnvelope(error)) return `${service} answered ${error.status} ${error.msg}`
-  if (HttpClientError.isHttpClientError(error)) {
-    const reason = error.reason
-    return reason._tag === "TransportError"
-      ? `${service} is unreachable`
-      : error.response !== undefined
-      ? `${service} answered HTTP ${error.response.status}`
-      : `${service} gave an unexpected answer`
-  }
-  return `${service} gave an unexpected answer`
-}
-
-// Third-party APIs (Telegram, SMS Gateway, the LLM gateway, NocoBase).
+import { type Duration, Effect, Schema } from "effect"
+import { type HttpClient, HttpClientError, type HttpClientRequest } from "effect/http"
 
 /** No whole answer (headers and body) within the time limit. */
 export class UpstreamTimeout extends Schema.TaggedError<UpstreamTimeout>()("UpstreamTimeout", {}) {}

@@ -2,14 +2,14 @@
 // recon caller's token, gives up after a timeout, and answers what happened as a typed outcome
 // (approved, replayed, conflict, not found, unavailable); it never fails and never retries. Several
 // approvals go in one agree_batch call; a wallet_service without that route gets them one by one.
-import { Cause, Context, Duration, Effect, Layer, Redacted } from "effect"
+import { Cause, Context, Duration, Effect, type Layer, type Redacted } from "effect"
 import type { HttpClient } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { NO_SUCH_ROUTE } from "../api/Envelope.ts"
 import { type AgreeItemResult, WalletApi } from "../api/WalletApi.ts"
 import type { AgreeOutcome } from "../domain/Matching.ts"
 import { timeWalletCall, timeWalletCalls } from "../observability/Metrics.ts"
-import { describeFailure, failureOf, isEnvelope, presentToken } from "./Upstream.ts"
+import { isEnvelope, ownServiceLayer } from "./OwnService.ts"
 
 export const DEFAULT_WALLET_TIMEOUT = Duration.seconds(5)
 
@@ -45,7 +45,7 @@ const itemOutcome = (item: AgreeItemResult): AgreeOutcome => {
 const noSuchRoute = (error: unknown) => isEnvelope(error) && error.status === 404 && (error.data?.detail ?? error.msg) === NO_SUCH_ROUTE
 
 /** The outcome of a failed agree call. */
-const outcomeOf = (error: unknown, timeout: Duration.Input): AgreeOutcome => {
+const outcomeOf = (error: unknown, describe: (error: unknown) => string): AgreeOutcome => {
   if (isEnvelope(error)) {
     const detail = error.data?.detail ?? error.msg
     if (error.status === 409) return { _tag: "Conflict", detail }
@@ -53,7 +53,12 @@ const outcomeOf = (error: unknown, timeout: Duration.Input): AgreeOutcome => {
     if (error.status === 404 && detail !== NO_SUCH_ROUTE) return { _tag: "NotFound", detail }
     if (error.status === 404) return { _tag: "Unavailable", reason: `${SERVICE} has no agree route at this URL` }
   }
-  const reason = describeFailure(SERVICE, error, timeout)
+  return unavailable(error, describe)
+}
+
+/** wallet_service gave no usable answer; a timeout says so (the wallet call metric counts it apart). */
+const unavailable = (error: unknown, describe: (error: unknown) => string): AgreeOutcome => {
+  const reason = describe(error)
   return Cause.isTimeoutError(error) ? { _tag: "Unavailable", reason, timedOut: true } : { _tag: "Unavailable", reason }
 }
 
@@ -66,58 +71,58 @@ export class WalletClient extends Context.Service<WalletClient, {
    */
   readonly agreeBatch: (inputs: ReadonlyArray<AgreeInput>) => Effect.Effect<ReadonlyArray<AgreeOutcome>>
 }>()("recon/clients/WalletClient") {
-  static readonly layer = (options: WalletClientOptions): Layer.Layer<WalletClient, never, HttpClient.HttpClient> => {
-    const timeout = options.timeout ?? DEFAULT_WALLET_TIMEOUT
-    const token = options.token
-    return Layer.effect(
-      WalletClient,
-      Effect.gen(function*() {
-        const client = yield* HttpApiClient.make(WalletApi, { baseUrl: options.baseUrl })
-        const noToken: AgreeOutcome = { _tag: "Unavailable", reason: "no caller token is configured for wallet_service" }
+  static readonly layer = (options: WalletClientOptions): Layer.Layer<WalletClient, never, HttpClient.HttpClient> =>
+    ownServiceLayer(WalletClient, {
+      service: SERVICE,
+      token: options.token,
+      timeout: options.timeout ?? DEFAULT_WALLET_TIMEOUT,
+      derive: HttpApiClient.make(WalletApi, { baseUrl: options.baseUrl }),
+      make: ({ call, client, describe, withToken }) => {
+        const noToken = (reason: string): AgreeOutcome => ({ _tag: "Unavailable", reason })
         const agree = ({ depositId, smsId }: AgreeInput) =>
-          token === undefined
-            ? Effect.succeed(noToken)
-            : client.wallet.agree({ payload: { deposit_id: depositId, sms_id: smsId } }).pipe(
-              Effect.map(({ data }): AgreeOutcome => ({ _tag: data.replayed ? "Replayed" : "Approved", depositId: data.deposit_id })),
-              Effect.timeout(timeout),
-              Effect.catchCause((cause) =>
-                Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.succeed(outcomeOf(failureOf(cause), timeout))
+          withToken(
+            call(
+              client.wallet.agree({ payload: { deposit_id: depositId, sms_id: smsId } }).pipe(
+                Effect.map(({ data }): AgreeOutcome => ({ _tag: data.replayed ? "Replayed" : "Approved", depositId: data.deposit_id }))
               ),
+              (error) => Effect.succeed(outcomeOf(error, describe))
+            ).pipe(
               Effect.withSpan("wallet.agree", { attributes: { "deposit.id": depositId, "sms.id": smsId } }),
               timeWalletCall
-            )
+            ),
+            noToken
+          )
         // Set once a wallet_service answered that it has no agree_batch route: one call per approval from then on.
         let batchless = false
         const oneByOne = (inputs: ReadonlyArray<AgreeInput>) => Effect.forEach(inputs, agree, { concurrency: "unbounded" })
         const agreeBatch = (inputs: ReadonlyArray<AgreeInput>): Effect.Effect<ReadonlyArray<AgreeOutcome>> =>
-          token === undefined
-            ? Effect.succeed(inputs.map(() => noToken))
+          withToken(
             // One approval is the single route's (the same wallet.agree, one subtransaction less).
-            : batchless || inputs.length === 1
-            ? oneByOne(inputs)
-            : client.wallet.agreeBatch({ payload: { items: inputs.map((i) => ({ deposit_id: i.depositId, sms_id: i.smsId })) } }).pipe(
-              Effect.map(({ data }) => data.items.map(itemOutcome)),
-              Effect.timeout(timeout),
-              Effect.catchCause((cause) => {
-                if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
-                const error = failureOf(cause)
-                if (noSuchRoute(error)) {
-                  batchless = true
-                  return Effect.andThen(
-                    Effect.logWarning(`${SERVICE} has no agree_batch route (older than this worker): approvals are sent one by one`),
-                    oneByOne(inputs)
-                  )
+            batchless || inputs.length === 1
+              ? oneByOne(inputs)
+              : call(
+                client.wallet.agreeBatch({ payload: { items: inputs.map((i) => ({ deposit_id: i.depositId, sms_id: i.smsId })) } }).pipe(
+                  Effect.map(({ data }) => data.items.map(itemOutcome))
+                ),
+                (error) => {
+                  if (noSuchRoute(error)) {
+                    batchless = true
+                    return Effect.andThen(
+                      Effect.logWarning(`${SERVICE} has no agree_batch route (older than this worker): approvals are sent one by one`),
+                      oneByOne(inputs)
+                    )
+                  }
+                  // The wallet answers each deposit inside a 200: a failed call says nothing about any one of them.
+                  const outcome = unavailable(error, describe)
+                  return Effect.succeed(inputs.map(() => outcome))
                 }
-                // The wallet answers each deposit inside a 200: a failed call says nothing about any one of them.
-                const reason = describeFailure(SERVICE, error, timeout)
-                const unavailable: AgreeOutcome = Cause.isTimeoutError(error) ? { _tag: "Unavailable", reason, timedOut: true } : { _tag: "Unavailable", reason }
-                return Effect.succeed(inputs.map(() => unavailable))
-              }),
-              Effect.withSpan("wallet.agree_batch", { attributes: { "deposit.count": inputs.length } }),
-              timeWalletCalls
-            )
+              ).pipe(
+                Effect.withSpan("wallet.agree_batch", { attributes: { "deposit.count": inputs.length } }),
+                timeWalletCalls
+              ),
+            (reason) => inputs.map(() => noToken(reason))
+          )
         return { agree, agreeBatch }
-      })
-    ).pipe(Layer.provide(presentToken(token ?? Redacted.make(""))))
-  }
+      }
+    })
 }

@@ -1,11 +1,14 @@
-// Composition of the service commands (recon, worker, admin, wallet, all, migrate): configuration,
-// database, migrations, servers and loops.
+// Composition of the service commands (recon, worker, admin, wallet, all, migrate): configuration
+// (the shared settings of config/ and each service's own Settings), database, migrations, servers and loops.
 import { Effect, Layer } from "effect"
-import {
-  all, port, readAdminSettings, readDatabaseUrl, readDemoSettings, readHttpSettings, readLogSettings, readReconSettings, readTracingSettings, readWalletSettings,
-  type TracingSettings,
-  readWorkerSettings, withDevTokens
-} from "../config/AppConfig.ts"
+import { readAdminSettings } from "../admin/Settings.ts"
+import { readDatabaseUrl, readHttpSettings, readLogSettings, readTracingSettings, type TracingSettings } from "../config/AppConfig.ts"
+import { all, port } from "../config/Keys.ts"
+import { withDevTokens } from "../config/Tokens.ts"
+import { readDemoSettings } from "../demo/Settings.ts"
+import { readReconSettings } from "../recon/Settings.ts"
+import { readWalletSettings } from "../wallet/Settings.ts"
+import { readWorkerSettings } from "../worker/Settings.ts"
 import { CommandFailed } from "./CommandFailed.ts"
 import { launchUntilFatal, listenProblem, readConfigOrExit, runCommand } from "./Lifecycle.ts"
 import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR, servicePool } from "../db/Database.ts"

@@ -3,7 +3,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { type Caller, tokenKeys, type TokenPolicy } from "../config/AppConfig.ts"
+import { type Caller, tokenKeys, type TokenPolicy } from "../config/Tokens.ts"
 import { CallerAuth, MAX_BODY_BYTES, TOKEN_HEADER } from "../api/CallerAuth.ts"
 import { fail } from "../api/Envelope.ts"
 

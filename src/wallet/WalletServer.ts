@@ -2,7 +2,8 @@
 // GET /health, on one port, with the envelope, middleware and error mapping of recon_service.
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import type { HttpSettings, WalletSettings } from "../config/AppConfig.ts"
+import type { HttpSettings } from "../config/AppConfig.ts"
+import type { WalletSettings } from "./Settings.ts"
 import { WalletStore } from "./WalletStore.ts"
 import { serveObserved } from "../observability/ObservedServer.ts"
 import { ok } from "../api/Envelope.ts"

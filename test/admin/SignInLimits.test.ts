@@ -3,6 +3,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
+import { signInRefused } from "../../src/admin/Failures.ts"
 import { SignInLimits } from "../../src/admin/SignInLimits.ts"
 
 const limits = { perAccount: 2, perAddress: 3, windowMs: 60_000, maxWaiting: 1 }
@@ -16,7 +17,7 @@ describe("SignInLimits", () => {
       yield* TestClock.adjust("20 seconds")
       const refused = yield* Effect.flip(guard.attempt("alice", "10.0.0.3"))
       assert.strictEqual(refused.retryAfterS, 40)
-      assert.strictEqual(refused.failure.status, 429)
+      assert.strictEqual(signInRefused(refused).status, 429)
       yield* TestClock.adjust("40 seconds")
       yield* guard.attempt("alice", "10.0.0.3")
     }).pipe(Effect.provide(SignInLimits.layer(limits))))
@@ -29,7 +30,7 @@ describe("SignInLimits", () => {
       yield* guard.succeeded("bob")
       yield* guard.attempt("bob", "10.0.0.9")
       const refused = yield* Effect.flip(guard.attempt("carol", "10.0.0.9"))
-      assert.include(refused.failure.data?.detail ?? "", "too many sign-in attempts")
+      assert.include(signInRefused(refused).data?.detail ?? "", "too many sign-in attempts")
     }).pipe(Effect.provide(SignInLimits.layer(limits))))
 
   it.effect("refuses a sign-in at once when the waiting room is full", () =>

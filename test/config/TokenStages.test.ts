@@ -4,7 +4,9 @@
 // once: a bad value is one problem however many services read it.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
-import { fromEnv, readWalletSettings, readWorkerSettings, type Settings } from "../../src/config/AppConfig.ts"
+import { fromEnv, type Settings } from "../../src/config/Keys.ts"
+import { readWalletSettings } from "../../src/wallet/Settings.ts"
+import { readWorkerSettings } from "../../src/worker/Settings.ts"
 import { runCommandToEnd } from "../support/process.ts"
 
 const SHARED = "old-shared-secret-42"

@@ -3,7 +3,7 @@
 // keep-alive connections too, and with many sockets held the health route still answers.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { connect, type Socket } from "node:net"
-import type { Env } from "../../src/config/AppConfig.ts"
+import type { Env } from "../../src/config/Keys.ts"
 import { adminEnv, startAdmin } from "../admin/support.ts"
 import { createMigratedDatabase } from "../support/database.ts"
 import { ADMIN_TOKEN, type Running, startRecon } from "../support/recon.ts"

@@ -3,7 +3,8 @@
 // exports (traces start only at requests and consumed messages; a child follows its parent).
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
-import { fromEnv, readTracingSettings } from "../../src/config/AppConfig.ts"
+import { readTracingSettings } from "../../src/config/AppConfig.ts"
+import { fromEnv } from "../../src/config/Keys.ts"
 import { tracingLayer } from "../../src/observability/Tracing.ts"
 import { otlpReceiver } from "../support/otlpReceiver.ts"
 

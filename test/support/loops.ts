@@ -2,7 +2,7 @@
 // kicks it sends recorded, and its log lines captured.
 import { Effect, Layer, Logger, References } from "effect"
 import { FetchHttpClient } from "effect/http"
-import type { WorkerSettings } from "../../src/config/AppConfig.ts"
+import type { WorkerSettings } from "../../src/worker/Settings.ts"
 import { Kicks, type LoopName, Worker } from "../../src/worker/loops/Loop.ts"
 import { ParseInbox } from "../../src/worker/loops/ParseLoop.ts"
 import { sqlLayer } from "./database.ts"

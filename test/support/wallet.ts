@@ -2,7 +2,8 @@
 // real database; players and deposits arranged as the platform writes them; what the wallet wrote.
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { type Env, readSync, readWalletSettings } from "../../src/config/AppConfig.ts"
+import { type Env, readSync } from "../../src/config/Keys.ts"
+import { readWalletSettings } from "../../src/wallet/Settings.ts"
 import { DepositStore } from "../../src/db/DepositStore.ts"
 import { walletRoutes } from "../../src/wallet/WalletServer.ts"
 import { runSql, sqlLayer } from "./database.ts"

@@ -17,7 +17,8 @@ import { Kicks, type Loop, type LoopServices } from "../../src/worker/loops/Loop
 import { ParseInbox } from "../../src/worker/loops/ParseLoop.ts"
 import { Fatal } from "../../src/commands/Lifecycle.ts"
 import { type RuntimeOptions, WorkerRuntime, workerCore } from "../../src/worker/Runtime.ts"
-import type { Env, WorkerSettings } from "../../src/config/AppConfig.ts"
+import type { Env } from "../../src/config/Keys.ts"
+import type { WorkerSettings } from "../../src/worker/Settings.ts"
 import { runSql, sqlLayer } from "./database.ts"
 import { type Answer, httpSettings, type Running, serveLayer } from "./recon.ts"
 

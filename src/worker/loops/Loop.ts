@@ -6,7 +6,7 @@ import { Cause, Context, Duration, Effect, Exit, type Fiber, Layer, Scope } from
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { HttpClient } from "effect/http"
-import type { WorkerSettings } from "../../config/AppConfig.ts"
+import type { WorkerSettings } from "../Settings.ts"
 
 /** The loop ids of DESIGN section 8, verbatim. */
 export type LoopName =

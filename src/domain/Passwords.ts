@@ -1,5 +1,6 @@
-// Operator password hashes: scrypt with a random salt, stored as
-// `scrypt$N$r$p$salt$hash` (base64url) so a hash keeps verifying after the defaults change.
+// Operator password hashes (admin's sign-in and `admin --create-user`, the demo's operator): scrypt
+// with a random salt, stored as `scrypt$N$r$p$salt$hash` (base64url) so a hash keeps verifying
+// after the defaults change.
 import { Effect, Semaphore } from "effect"
 import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from "node:crypto"
 import { availableParallelism } from "node:os"
