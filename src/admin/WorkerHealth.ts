@@ -2,7 +2,7 @@
 // ready, 503 not ready, the same JSON either way) so the browser needs no cross-origin call.
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import { callJson } from "../clients/Upstream.ts"
+import { callJson, UpstreamMalformed, UpstreamStatus, UpstreamTimeout } from "../clients/Upstream.ts"
 import { HeartbeatJson } from "../health/Heartbeat.ts"
 import type { WorkerHealthData } from "../api/AdminApi.ts"
 
@@ -25,11 +25,11 @@ export class WorkerHealth extends Context.Service<WorkerHealth, {
           read: callJson(client, HttpClientRequest.get(`${baseUrl}/health/ready`), { body: HealthBody, timeout: TIMEOUT }).pipe(
             Effect.map(({ body }) => body),
             Effect.mapError((failure) =>
-              failure._tag === "UpstreamMalformed"
+              failure instanceof UpstreamMalformed
                 ? "the worker's health JSON is not what the contract says"
-                : failure._tag === "UpstreamStatus"
+                : failure instanceof UpstreamStatus
                 ? `the worker answered HTTP ${failure.status}`
-                : failure._tag === "UpstreamTimeout"
+                : failure instanceof UpstreamTimeout
                 ? `the worker did not answer within ${Duration.format(TIMEOUT)}`
                 : "no connection to the worker's health port"
             ),

@@ -1,6 +1,6 @@
 // The HTTP edge of the stores: a store's SqlError while the database is away answers the 503; any
 // other SqlError is a defect (500, nothing leaked). Each service says what its stores' own errors
-// answer (`recon/Failures.ts`, `wallet/Failures.ts`, admin's handlers) and wraps its handlers with it.
+// answer (`recon/Failures.ts`, `wallet/Failures.ts`, `admin/Failures.ts`) and wraps its handlers with it.
 import { Effect } from "effect"
 import { SqlError } from "effect/sql"
 import { dieUnlessAway } from "../db/Database.ts"
