@@ -20,7 +20,7 @@ import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { PushServerLive } from "./PushServer.ts"
 import { timeLoopPass, WorkerFamiliesLive } from "../observability/Metrics.ts"
 import { loops as allLoops } from "./loops/index.ts"
-import { Kicks, type Loop, type LoopName, type Requirements, Worker } from "./loops/Loop.ts"
+import { Kicks, type Loop, type LoopName, loopStores, type Requirements, Worker } from "./loops/Loop.ts"
 import { ParseInbox } from "./loops/ParseLoop.ts"
 
 /** The running worker: its supervisor, components and loops (tests and the benchmark reach the fibers through it). */
@@ -136,6 +136,7 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
     Layer.provideMerge(HealthRegistry.layer(loops.map((loop) => ({ name: loop.name, ttl: loop.ttl })))),
     Layer.provideMerge(ParseInbox.layer),
     Layer.provideMerge(Kicks.layer),
+    Layer.provideMerge(loopStores),
     Layer.provide(clientsLayer(settings)),
     Layer.provide([Worker.layer(settings), FetchHttpClient.layer, NodeServices.layer])
   )

@@ -7,6 +7,7 @@ import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { HttpClient } from "effect/http"
 import type { WorkerSettings } from "../../config/AppConfig.ts"
+import { ParseStore } from "../ParseStore.ts"
 
 /** The loop ids of DESIGN section 8, verbatim. */
 export type LoopName =
@@ -19,8 +20,13 @@ export type LoopName =
   | "chatbot_poll_loop"
   | "webhook_delivery_loop"
 
-/** The services every loop may use without asking: the worker's settings, kicks, the database, an HTTP client. */
-export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient
+/** The loops' stores (each loop's SQL), on the worker's database. */
+export type LoopStores = ParseStore
+
+export const loopStores: Layer.Layer<LoopStores, never, SqlClient.SqlClient> = Layer.mergeAll(ParseStore.layer)
+
+/** The services every loop may use without asking: the worker's settings, kicks, the database and its stores, an HTTP client. */
+export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient | LoopStores
 
 /** A loop needing the services `R` (by default only the common {@link LoopServices}). */
 export interface Loop<R = LoopServices> {
