@@ -7,7 +7,10 @@ import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { HttpClient } from "effect/http"
 import type { WorkerSettings } from "../../config/AppConfig.ts"
+import { DeviceSyncStore } from "../DeviceSyncStore.ts"
+import { ListenerStore } from "../ListenerStore.ts"
 import { ParseStore } from "../ParseStore.ts"
+import { WhitelistStore } from "../WhitelistStore.ts"
 
 /** The loop ids of DESIGN section 8, verbatim. */
 export type LoopName =
@@ -21,9 +24,14 @@ export type LoopName =
   | "webhook_delivery_loop"
 
 /** The loops' stores (each loop's SQL), on the worker's database. */
-export type LoopStores = ParseStore
+export type LoopStores = ParseStore | WhitelistStore | DeviceSyncStore | ListenerStore
 
-export const loopStores: Layer.Layer<LoopStores, never, SqlClient.SqlClient> = Layer.mergeAll(ParseStore.layer)
+export const loopStores: Layer.Layer<LoopStores, never, SqlClient.SqlClient> = Layer.mergeAll(
+  ParseStore.layer,
+  WhitelistStore.layer,
+  DeviceSyncStore.layer,
+  ListenerStore.layer
+)
 
 /** The services every loop may use without asking: the worker's settings, kicks, the database and its stores, an HTTP client. */
 export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient | LoopStores
