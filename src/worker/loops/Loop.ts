@@ -7,6 +7,7 @@ import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { HttpClient } from "effect/http"
 import type { WorkerSettings } from "../../config/AppConfig.ts"
+import { ChatbotStore } from "../ChatbotStore.ts"
 import { DeviceSyncStore } from "../DeviceSyncStore.ts"
 import { ListenerStore } from "../ListenerStore.ts"
 import { ParseStore } from "../ParseStore.ts"
@@ -24,13 +25,14 @@ export type LoopName =
   | "webhook_delivery_loop"
 
 /** The loops' stores (each loop's SQL), on the worker's database. */
-export type LoopStores = ParseStore | WhitelistStore | DeviceSyncStore | ListenerStore
+export type LoopStores = ParseStore | WhitelistStore | DeviceSyncStore | ListenerStore | ChatbotStore
 
 export const loopStores: Layer.Layer<LoopStores, never, SqlClient.SqlClient> = Layer.mergeAll(
   ParseStore.layer,
   WhitelistStore.layer,
   DeviceSyncStore.layer,
-  ListenerStore.layer
+  ListenerStore.layer,
+  ChatbotStore.layer
 )
 
 /** The services every loop may use without asking: the worker's settings, kicks, the database and its stores, an HTTP client. */
