@@ -11,6 +11,7 @@ import * as Actor from "../actors/Actor.ts"
 import * as Supervisor from "../actors/Supervisor.ts"
 import type { HttpSettings, WorkerSettings } from "../config/AppConfig.ts"
 import { Fatal } from "../commands/Lifecycle.ts"
+import { IngestBatchers } from "./IngestBatchers.ts"
 import { IngestStore } from "./IngestStore.ts"
 import { CHANGES_CHANNEL } from "../db/Sms.ts"
 import { Components } from "../actors/Components.ts"
@@ -120,8 +121,9 @@ export const clientsLayer = (settings: WorkerSettings) => {
 
 /**
  * The worker without its HTTP port: loops, supervisor, health registry, the components (LISTEN,
- * heartbeat file, ingest batchers), the one IngestStore the push port and chatbot_poll_loop share,
- * and the inbox through which the push port hands stored SMS to parse_loop.
+ * heartbeat file, ingest batchers), the one IngestStore the push port and chatbot_poll_loop share
+ * (the push port's requests through the batchers), the loops' stores, and the inbox through which
+ * the push port hands stored SMS to parse_loop.
  */
 export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   settings: WorkerSettings,
@@ -131,6 +133,7 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   supervised(loops, options).pipe(
     Layer.provideMerge(WorkerFamiliesLive),
     Layer.provideMerge(Heartbeat.layer({ path: settings.heartbeatFile })),
+    Layer.provideMerge(IngestBatchers.layer),
     Layer.provideMerge(IngestStore.layer),
     Layer.provideMerge(Components.layer(options)),
     Layer.provideMerge(HealthRegistry.layer(loops.map((loop) => ({ name: loop.name, ttl: loop.ttl })))),
