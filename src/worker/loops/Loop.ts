@@ -10,6 +10,7 @@ import type { WorkerSettings } from "../../config/AppConfig.ts"
 import { ChatbotStore } from "../ChatbotStore.ts"
 import { DeviceSyncStore } from "../DeviceSyncStore.ts"
 import { ListenerStore } from "../ListenerStore.ts"
+import { MatchStore } from "../MatchStore.ts"
 import { ParseStore } from "../ParseStore.ts"
 import { WhitelistStore } from "../WhitelistStore.ts"
 
@@ -25,14 +26,15 @@ export type LoopName =
   | "webhook_delivery_loop"
 
 /** The loops' stores (each loop's SQL), on the worker's database. */
-export type LoopStores = ParseStore | WhitelistStore | DeviceSyncStore | ListenerStore | ChatbotStore
+export type LoopStores = ParseStore | WhitelistStore | DeviceSyncStore | ListenerStore | ChatbotStore | MatchStore
 
 export const loopStores: Layer.Layer<LoopStores, never, SqlClient.SqlClient> = Layer.mergeAll(
   ParseStore.layer,
   WhitelistStore.layer,
   DeviceSyncStore.layer,
   ListenerStore.layer,
-  ChatbotStore.layer
+  ChatbotStore.layer,
+  MatchStore.layer
 )
 
 /** The services every loop may use without asking: the worker's settings, kicks, the database and its stores, an HTTP client. */

@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import { AdminClient } from "../../clients/AdminClient.ts"
 import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../../clients/WalletClient.ts"
 import * as DepositExpiry from "../../db/DepositExpiry.ts"
-import * as MatchStore from "../MatchStore.ts"
+import { MatchStore } from "../MatchStore.ts"
 import { AGREE_BATCH_MAX } from "../../api/WalletApi.ts"
 import { smsTraces } from "../../observability/Tracing.ts"
 import { endsLoopOnFailure, Kicks, type Loop, Worker } from "./Loop.ts"
@@ -67,7 +67,7 @@ const adminSyncer = Effect.gen(function*() {
   return Effect.asVoid(Queue.offer(requests, undefined))
 })
 
-export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClient | Kicks | Worker> = {
+export const OrderMatchLoop: Loop<SqlClient.SqlClient | MatchStore | WalletClient | AdminClient | Kicks | Worker> = {
   name: "order_match_loop",
   ttl: "90 seconds",
   every: "5 seconds",
@@ -75,7 +75,7 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
   kickedBy: ["deposit", "shooter_sms"],
   start: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const store = yield* MatchStore.make
+    const store = yield* MatchStore
     const expiry = yield* DepositExpiry.make
     const { depositTtlHours } = yield* Worker
     let expiryDueAt = 0
