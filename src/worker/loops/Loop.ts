@@ -1,4 +1,4 @@
-// What a worker loop is (one file per loop in src/loops, one line in src/worker/loops/index.ts) and the
+// What a worker loop is (one file per loop in src/worker/loops, one line in its index.ts) and the
 // services every loop may use: the worker's settings and the kicks that wake other loops. A loop
 // declares what it needs in its type (`Loop<R>`): one that calls a new client needs that client
 // provided to the worker, not a wider type for every loop.
