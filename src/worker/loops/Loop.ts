@@ -1,5 +1,6 @@
 // What a worker loop is (one file per loop in src/worker/loops, one line in its index.ts) and the
-// services every loop may use: the worker's settings and the kicks that wake other loops. A loop
+// services every loop may use: the worker's settings, the kicks that wake other loops and the
+// stores that hold the loops' SQL (provided together, `loopStores`). A loop
 // declares what it needs in its type (`Loop<R>`): one that calls a new client needs that client
 // provided to the worker, not a wider type for every loop.
 import { Cause, Context, Duration, Effect, Exit, type Fiber, Layer, Scope } from "effect"
