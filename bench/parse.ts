@@ -22,7 +22,7 @@ import { type LoadedTemplate, parseSms, templateSet } from "../src/domain/SmsPar
 import { readSms } from "../src/domain/SmsReader.ts"
 import { normalizeSmsText } from "../src/domain/SmsText.ts"
 import { compileRule, estimateRuleSize, maxRuleSize } from "../src/domain/TemplateRule.ts"
-import { Kicks, Worker } from "../src/worker/loops/Loop.ts"
+import { Kicks, loopStores, Worker } from "../src/worker/loops/Loop.ts"
 import { ParseInbox, ParseLoop } from "../src/worker/loops/ParseLoop.ts"
 import { benchDatabase } from "./support.ts"
 
@@ -134,7 +134,7 @@ try {
     }
   }))
   const services = Layer.mergeAll(
-    Layer.orDie(pgLayer(Redacted.make(db.url), { maxConnections: 4 })),
+    loopStores.pipe(Layer.provideMerge(Layer.orDie(pgLayer(Redacted.make(db.url), { maxConnections: 4 })))),
     Worker.layer({ port: 0, heartbeatFile: join(db.dir, "hb"), chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }, walletUrl: "http://127.0.0.1:9", adminUrl: "http://127.0.0.1:9", callerToken: undefined, depositTtlHours: 24 }),
     ParseInbox.layer.pipe(Layer.provideMerge(Kicks.layer)),
     FetchHttpClient.layer

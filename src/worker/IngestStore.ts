@@ -1,14 +1,12 @@
 // Storing incoming SMS (push webhooks, chat-bot): duplicate detection and the need_check rule of
 // DESIGN section 6, serialised per body so concurrent copies of one SMS arriving on several phones
 // are caught, and the SmsForwarder signature remembered in the same statement (PUSH_PROTOCOL:
-// a signature seen with another message is a replay); concurrent webhooks share statements (the
-// worker's component `ingest_batchers`).
-import { Cause, Context, DateTime, Deferred, Effect, Exit, Layer, Option, Queue, Schema } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
-import { isDatabaseAway } from "../db/Database.ts"
+// a signature seen with another message is a replay). Only SQL: concurrent webhooks share its
+// statements through IngestBatchers.ts (the worker's component `ingest_batchers`).
+import { Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { PushFormat } from "../domain/Records.ts"
 import { normalizeForDuplicates } from "../domain/SmsText.ts"
-import { Components } from "../actors/Components.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
 import { currentTraceparent } from "../observability/Tracing.ts"
 import { DbId } from "../domain/PgValues.ts"
@@ -58,19 +56,13 @@ const Inserted = Schema.Struct({
   status: Schema.Literals(["received", "need_check", "duplicate", "replay"])
 })
 
-/** SMS stored by one statement; copies waiting meanwhile go into the next one. */
-const MAX_BATCH = 64
-/** Statements in flight at once (each holds one pooled connection). */
-const BATCHERS = 4
-
-interface Pending {
+/** An SMS to store, with the trace of the request that brought it (tracing on). */
+export interface Incoming {
   readonly sms: NewSms
-  /** The trace of the request that brought it (tracing on). */
   readonly traceParent: string | undefined
-  readonly done: Deferred.Deferred<StoredSms | Replay, SqlError.SqlError>
 }
 
-const toItem = (sms: NewSms, ensureDevice: boolean, traceParent: string | undefined) => ({
+const toItem = ({ sms, traceParent }: Incoming, ensureDevice: boolean) => ({
   device_id: sms.deviceId,
   sender: sms.sender,
   sender_normalized: sms.senderNormalized ?? null,
@@ -86,104 +78,67 @@ const toItem = (sms: NewSms, ensureDevice: boolean, traceParent: string | undefi
   sign_expires_at: sms.signature === undefined ? null : DateTime.formatIso(sms.signature.expiresAt)
 })
 
-const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const components = yield* Components
-  const decodeInserted = Schema.decodeUnknownEffect(Schema.Array(Inserted))
-  const decodeRegistration = Schema.decodeUnknownEffect(ActiveRegistration)
-
+export class IngestStore extends Context.Service<IngestStore, {
+  /** One SMS without a signature, alone in its statement (its own transaction, or the caller's), reported. */
+  ingest(sms: Omit<NewSms, "signature">, options?: { readonly ensureDevice?: boolean }): Effect.Effect<StoredSms, SqlError.SqlError>
   /**
-   * SMS stored by one statement (recon.ingest_sms_batch, migrations 0005 and 0017), their
-   * signatures and traces with them: committed together when it succeeds, or inside the caller's
-   * transaction. No NOTIFY: the worker that stores an SMS hands it to its own parse_loop, and a
-   * NOTIFY per SMS would serialise every commit on PostgreSQL's notification queue.
+   * SMS stored by one statement, in order, not yet reported. With a signature: a replay when that
+   * signature came before with another message (the same message again is the resend it is, a
+   * duplicate); all workers agree, the signature being recorded under its lock in the same transaction.
    */
-  const store = (items: ReadonlyArray<ReturnType<typeof toItem>>): Effect.Effect<ReadonlyArray<StoredSms | Replay>, SqlError.SqlError> =>
-    Effect.gen(function*() {
-      const rows = yield* sql`SELECT ord, sms_id AS id, sms_status AS status
-        FROM recon.ingest_sms_batch(${JSON.stringify(items)}::jsonb, ${DUPLICATE_WINDOW}::interval)`
-      const stored = yield* decodeInserted(rows).pipe(Effect.orDie)
-      if (stored.length !== items.length) return yield* Effect.die(new Error(`ingest stored ${stored.length} of ${items.length} SMS`))
-      return stored.map((row): StoredSms | Replay =>
-        row.status === "replay" || row.id === null ? { status: "replay" } : { smsId: row.id, duplicate: row.status === "duplicate", status: row.status })
-    })
+  storeMany(incoming: ReadonlyArray<Incoming>): Effect.Effect<ReadonlyArray<StoredSms | Replay>, SqlError.SqlError>
+  /** Reports a stored SMS's status (once its transaction commits). */
+  report<A extends StoredSms | Replay>(stored: A): Effect.Effect<A>
+  /** Forgets the signatures whose timestamps are stale by now (they are refused as stale anyway). */
+  pruneSignatures(): Effect.Effect<void, SqlError.SqlError>
+  /** The enabled registration of a device, if there is one. */
+  activeRegistration(deviceId: string): Effect.Effect<Option.Option<ActiveRegistration>, SqlError.SqlError>
+}>()("recon/worker/IngestStore") {
+  static readonly layer = Layer.effect(IngestStore, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
 
-  /** One SMS stored, not yet reported. */
-  const storeOne = (sms: NewSms, ensureDevice: boolean, traceParent: string | undefined) =>
-    Effect.map(store([toItem(sms, ensureDevice, traceParent)]), (stored) => stored[0]!)
-
-  const reported = <A extends StoredSms | Replay>(stored: A): Effect.Effect<A> =>
-    stored.status === "replay" ? Effect.succeed(stored) : Effect.as(reportSmsChanges(sql, [{ id: stored.smsId, status: stored.status }]), stored)
-
-  /** One SMS without a signature, alone in its statement (its own transaction, or the caller's). */
-  const ingest = (sms: Omit<NewSms, "signature">, options?: { readonly ensureDevice?: boolean }): Effect.Effect<StoredSms, SqlError.SqlError> =>
-    currentTraceparent.pipe(
-      Effect.flatMap((traceParent) => storeOne(sms, options?.ensureDevice ?? false, traceParent)),
-      Effect.flatMap((stored) =>
-        stored.status === "replay" ? Effect.die(new Error("an SMS without a signature was taken for a replay")) : Effect.succeed(stored)),
-      Effect.tap(reported)
-    )
-
-  // The push endpoint's path: concurrent requests share statements. Nothing waits to fill a batch:
-  // a batch is whatever queued while the previous statements ran.
-  const queue = yield* Queue.unbounded<Pending>()
-  const runBatch = (batch: ReadonlyArray<Pending>) =>
-    store(batch.map((pending) => toItem(pending.sms, false, pending.traceParent))).pipe(
-      Effect.flatMap((stored) => Effect.forEach(batch, (pending, i) => Deferred.succeed(pending.done, stored[i]!), { discard: true })),
-      Effect.catchCause((cause) => {
-        const error = Cause.findErrorOption(cause)
-        // The database away: every request of the batch gets it (503). Anything else, e.g. one SMS
-        // the database refuses: each is tried alone, so one bad SMS fails only its own request.
-        if (batch.length === 1 || (Option.isSome(error) && isDatabaseAway(error.value))) {
-          return Effect.forEach(batch, (pending) => Deferred.failCause(pending.done, cause), { discard: true })
-        }
-        return Effect.forEach(batch, (pending) => Effect.exit(storeOne(pending.sms, false, pending.traceParent)).pipe(
-          Effect.flatMap((exit) => Deferred.done(pending.done, exit))
-        ), { discard: true })
-      })
-    )
-  const batcher = Effect.forever(Effect.flatMap(Queue.takeBetween(queue, 1, MAX_BATCH), (batch) =>
-    runBatch(batch).pipe(
-      // A batcher that stops mid-batch (killed, or a defect) answers its requests rather than
-      // leaving them waiting; the SMS still queued wait for the restarted batchers.
-      Effect.onExit((exit) =>
-        Exit.isSuccess(exit)
-          ? Effect.void
-          : Effect.forEach(batch, (pending) => Deferred.die(pending.done, new Error("the ingest batcher stopped")), { discard: true })
-      )
-    )))
-  // One component: a batcher that exits takes the others down with it, and all are restarted together.
-  yield* components.run("ingest_batchers", Effect.all(Array.from({ length: BATCHERS }, () => batcher), { concurrency: "unbounded", discard: true }))
-  const ingestShared = (sms: NewSms): Effect.Effect<StoredSms | Replay, SqlError.SqlError> =>
-    Effect.gen(function*() {
-      const done = yield* Deferred.make<StoredSms | Replay, SqlError.SqlError>()
-      yield* Queue.offer(queue, { sms, traceParent: yield* currentTraceparent, done })
-      return yield* Deferred.await(done).pipe(Effect.tap(reported))
-    })
-
-  return {
-    ingest,
     /**
-     * One SMS from a request: stored together with whatever other requests are storing now. With a
-     * signature: a replay when that signature came before with another message (the same
-     * message again is the resend it is, a duplicate); all workers agree, the signature being
-     * recorded under its lock in the same transaction.
+     * SMS stored by one statement (recon.ingest_sms_batch, migrations 0005 and 0017), their
+     * signatures and traces with them: committed together when it succeeds, or inside the caller's
+     * transaction. No NOTIFY: the worker that stores an SMS hands it to its own parse_loop, and a
+     * NOTIFY per SMS would serialise every commit on PostgreSQL's notification queue.
      */
-    ingestShared,
-    /** Forgets the signatures whose timestamps are stale by now (they are refused as stale anyway). */
-    pruneSignatures: sql`DELETE FROM recon.push_signature WHERE expires_at < now()`.pipe(Effect.asVoid),
-    /** The enabled registration of a device, if there is one. */
-    activeRegistration: (deviceId: string): Effect.Effect<Option.Option<ActiveRegistration>, SqlError.SqlError> =>
-      sql`SELECT device_id, format, secret FROM recon.shooter_push WHERE device_id = ${deviceId} AND enabled`.pipe(
-        Effect.flatMap((rows) =>
-          rows.length === 0
-            ? Effect.succeed(Option.none())
-            : Effect.map(Effect.orDie(decodeRegistration(rows[0])), Option.some)
-        )
-      )
-  }
-})
+    const inserted = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Inserted,
+      execute: (items) =>
+        sql`SELECT ord, sms_id AS id, sms_status AS status
+        FROM recon.ingest_sms_batch(${items}::jsonb, ${DUPLICATE_WINDOW}::interval)`
+    })
+    const registration = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: ActiveRegistration,
+      execute: (deviceId) => sql`SELECT device_id, format, secret FROM recon.shooter_push WHERE device_id = ${deviceId} AND enabled`
+    })
 
-export class IngestStore extends Context.Service<IngestStore, Effect.Success<typeof make>>()("recon/worker/IngestStore") {
-  static readonly layer = Layer.effect(IngestStore, make)
+    const store = (incoming: ReadonlyArray<Incoming>, ensureDevice: boolean) =>
+      Effect.gen(function*() {
+        const stored = yield* Effect.orDie(inserted(JSON.stringify(incoming.map((one) => toItem(one, ensureDevice)))))
+        if (stored.length !== incoming.length) return yield* Effect.die(new Error(`ingest stored ${stored.length} of ${incoming.length} SMS`))
+        return stored.map((row): StoredSms | Replay =>
+          row.status === "replay" || row.id === null ? { status: "replay" } : { smsId: row.id, duplicate: row.status === "duplicate", status: row.status })
+      })
+
+    const report = <A extends StoredSms | Replay>(stored: A): Effect.Effect<A> =>
+      stored.status === "replay" ? Effect.succeed(stored) : Effect.as(reportSmsChanges(sql, [{ id: stored.smsId, status: stored.status }]), stored)
+
+    return IngestStore.of({
+      ingest: Effect.fn("IngestStore.ingest")(function*(sms: Omit<NewSms, "signature">, options?: { readonly ensureDevice?: boolean }) {
+        const [stored] = yield* store([{ sms, traceParent: yield* currentTraceparent }], options?.ensureDevice ?? false)
+        if (stored!.status === "replay") return yield* Effect.die(new Error("an SMS without a signature was taken for a replay"))
+        return yield* report(stored!)
+      }),
+      storeMany: Effect.fn("IngestStore.storeMany")((incoming: ReadonlyArray<Incoming>) => store(incoming, false)),
+      report,
+      pruneSignatures: Effect.fn("IngestStore.pruneSignatures")(function*() {
+        yield* sql`DELETE FROM recon.push_signature WHERE expires_at < now()`
+      }),
+      activeRegistration: Effect.fn("IngestStore.activeRegistration")((deviceId: string) => Effect.orDie(registration(deviceId)))
+    })
+  }))
 }

@@ -3,8 +3,8 @@
 // LOCKED and decided under the locks of their names, approving SMS leased for a wallet call), and
 // the wallet's answers recorded in small groups as they arrive. No transaction is ever open across
 // a call to another service.
-import { Effect, Schema } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import type { WalletAnswer } from "../domain/Matching.ts"
 import { countMatchDecisions } from "../observability/Metrics.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
@@ -61,46 +61,36 @@ export interface Outcome {
   readonly reason: string | undefined
 }
 
-export const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const decodePass = Schema.decodeUnknownEffect(PassRow)
+export class MatchStore extends Context.Service<MatchStore, {
+  /**
+   * One pass (recon.match_pass): SMS decided (at most `batch`) and approving SMS leased until
+   * `leaseUntil`, at most `room` wallet calls in all; approvals are committed with their deposit
+   * and lease before any call.
+   */
+  decide(now: number, leaseUntil: number, room: number, batch: number): Effect.Effect<Decided, SqlError.SqlError>
+  /** Gives leases back (calls not made or cut off): due again at once. */
+  release(ids: ReadonlyArray<number>): Effect.Effect<void, SqlError.SqlError>
+  /**
+   * The wallet's answers, in one statement; an SMS changed meanwhile (not approving that deposit) is
+   * left alone. `match.decision` then says what happened last: `approved`, or `manual_review` and why.
+   */
+  record(outcomes: ReadonlyArray<Outcome>): Effect.Effect<void, SqlError.SqlError>
+}>()("recon/worker/MatchStore") {
+  static readonly layer = Layer.effect(MatchStore, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
 
-  return {
-    /**
-     * One pass (recon.match_pass): SMS decided (at most `batch`) and approving SMS leased until
-     * `leaseUntil`, at most `room` wallet calls in all; approvals are committed with their deposit
-     * and lease before any call.
-     */
-    decide: (now: number, leaseUntil: number, room: number, batch: number): Effect.Effect<Decided, SqlError.SqlError> =>
-      Effect.gen(function*() {
-        const [row] = yield* sql<{ pass: unknown }>`SELECT recon.match_pass(${new Date(now).toISOString()}::timestamptz,
-          ${new Date(leaseUntil).toISOString()}::timestamptz, ${room}, ${batch}, ${UNMATCHED_WINDOW}::interval) AS pass`
-        const pass = yield* Effect.orDie(decodePass(row?.pass))
-        const leased = (rows: typeof pass.due) => rows.map(([id, depositId, attempts]): Due => ({ id, depositId, attempts, leaseUntil }))
-        yield* countMatchDecisions(pass.decided.map(([, decision]) => decision))
-        yield* reportSmsChanges(sql, pass.decided.map(([id, status]) => ({ id, status })))
-        return {
-          due: leased(pass.due),
-          approving: leased(pass.approving),
-          reviews: pass.reviews,
-          unmatchedChanged: pass.unmatched_changed,
-          claimed: pass.claimed,
-          more: pass.more,
-          nextDueAt: pass.next_due_ms ?? undefined
-        }
-      }),
-
-    /** Gives leases back (calls not made or cut off): due again at once. */
-    release: (ids: ReadonlyArray<number>) =>
-      ids.length === 0 ? Effect.void : Effect.asVoid(sql`
-        UPDATE recon.shooter_sms SET match_next_at = NULL WHERE id IN ${sql.in(ids)} AND status = 'approving'`),
-
-    /**
-     * The wallet's answers, in one statement; an SMS changed meanwhile (not approving that deposit) is
-     * left alone. `match.decision` then says what happened last: `approved`, or `manual_review` and why.
-     */
-    record: (outcomes: ReadonlyArray<Outcome>) =>
-      outcomes.length === 0 ? Effect.void : sql<{ id: number | string; status: Outcome["status"] }>`
+    const findPass = SqlSchema.findOne({
+      Request: Schema.Struct({ now: Schema.String, leaseUntil: Schema.String, room: Schema.Int, batch: Schema.Int }),
+      Result: Schema.Struct({ pass: PassRow }),
+      execute: ({ batch, leaseUntil, now, room }) =>
+        sql`SELECT recon.match_pass(${now}::timestamptz,
+          ${leaseUntil}::timestamptz, ${room}, ${batch}, ${UNMATCHED_WINDOW}::interval) AS pass`
+    })
+    const recorded = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: DbId, status: Schema.Literals(["approved", "manual_review", "approving"]) }),
+      execute: (outcomes) =>
+        sql`
         UPDATE recon.shooter_sms AS s SET
           status = x.status,
           match_attempts = x.attempts,
@@ -109,19 +99,52 @@ export const make = Effect.gen(function*() {
             || CASE WHEN x.status = 'approved' THEN jsonb_build_object('decision', 'approved')
               WHEN x.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('decision', 'manual_review', 'reason', x.reason) END,
           updated_at = now()
-        FROM jsonb_to_recordset(${JSON.stringify(outcomes.map((o) => ({
-          id: o.id,
-          deposit_id: o.depositId,
-          status: o.status,
-          attempts: o.wallet.attempts,
-          next_at: o.nextAt?.toISOString() ?? null,
-          wallet: o.wallet,
-          reason: o.reason ?? null
-        })))}::jsonb) AS x(id bigint, deposit_id bigint, status text, attempts integer, next_at timestamptz, wallet jsonb, reason text)
+        FROM jsonb_to_recordset(${outcomes}::jsonb) AS x(id bigint, deposit_id bigint, status text, attempts integer, next_at timestamptz, wallet jsonb, reason text)
         WHERE s.id = x.id AND s.status = 'approving' AND s.deposit_id = x.deposit_id
-        RETURNING s.id, s.status`.pipe(Effect.flatMap((rows) =>
-          reportSmsChanges(sql, rows.flatMap((row) => row.status === "approving" ? [] : [{ id: Number(row.id), status: row.status }]))))
-  }
-})
+        RETURNING s.id, s.status`
+    })
 
-export type MatchStore = Effect.Success<typeof make>
+    const decide = Effect.fn("MatchStore.decide")(function*(now: number, leaseUntil: number, room: number, batch: number) {
+      const { pass } = yield* Effect.orDie(findPass({
+        now: new Date(now).toISOString(),
+        leaseUntil: new Date(leaseUntil).toISOString(),
+        room,
+        batch
+      }))
+      const leased = (rows: typeof pass.due) => rows.map(([id, depositId, attempts]): Due => ({ id, depositId, attempts, leaseUntil }))
+      yield* countMatchDecisions(pass.decided.map(([, decision]) => decision))
+      yield* reportSmsChanges(sql, pass.decided.map(([id, status]) => ({ id, status })))
+      return {
+        due: leased(pass.due),
+        approving: leased(pass.approving),
+        reviews: pass.reviews,
+        unmatchedChanged: pass.unmatched_changed,
+        claimed: pass.claimed,
+        more: pass.more,
+        nextDueAt: pass.next_due_ms ?? undefined
+      }
+    })
+
+    const release = Effect.fn("MatchStore.release")(function*(ids: ReadonlyArray<number>) {
+      if (ids.length === 0) return
+      yield* sql`
+        UPDATE recon.shooter_sms SET match_next_at = NULL WHERE id IN ${sql.in(ids)} AND status = 'approving'`
+    })
+
+    const record = Effect.fn("MatchStore.record")(function*(outcomes: ReadonlyArray<Outcome>) {
+      if (outcomes.length === 0) return
+      const rows = yield* Effect.orDie(recorded(JSON.stringify(outcomes.map((o) => ({
+        id: o.id,
+        deposit_id: o.depositId,
+        status: o.status,
+        attempts: o.wallet.attempts,
+        next_at: o.nextAt?.toISOString() ?? null,
+        wallet: o.wallet,
+        reason: o.reason ?? null
+      })))))
+      yield* reportSmsChanges(sql, rows.flatMap((row) => row.status === "approving" ? [] : [{ id: row.id, status: row.status }]))
+    })
+
+    return MatchStore.of({ decide, release, record })
+  }))
+}

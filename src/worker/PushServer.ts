@@ -4,6 +4,7 @@ import { createHash } from "node:crypto"
 import { Clock, DateTime, Effect, Layer, Option, Result } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpSettings } from "../config/AppConfig.ts"
+import { IngestBatchers } from "./IngestBatchers.ts"
 import { type ActiveRegistration, IngestStore } from "./IngestStore.ts"
 import { decodePush } from "../domain/PushFormats.ts"
 import { toHeartbeatJson } from "../health/Heartbeat.ts"
@@ -28,6 +29,7 @@ const SIGNATURE_PRUNE_MILLIS = 60_000
 
 const PushRoute = Layer.unwrap(Effect.gen(function*() {
   const store = yield* IngestStore
+  const batchers = yield* IngestBatchers
   const inbox = yield* ParseInbox
   const cache = new Map<string, { readonly registration: ActiveRegistration; readonly until: number }>()
   let lastPrune = 0
@@ -70,11 +72,11 @@ const PushRoute = Layer.unwrap(Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       if (now - lastPrune > SIGNATURE_PRUNE_MILLIS) {
         lastPrune = now
-        yield* store.pruneSignatures
+        yield* store.pruneSignatures()
       }
     }
     // Answered only after the commit: a forwarder that sees 200 may forget the SMS.
-    const stored = yield* store.ingestShared({
+    const stored = yield* batchers.ingestShared({
       deviceId,
       sender: push.sender,
       senderNormalized: push.senderNormalized,

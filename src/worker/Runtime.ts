@@ -12,6 +12,7 @@ import * as Supervisor from "../actors/Supervisor.ts"
 import type { HttpSettings } from "../config/AppConfig.ts"
 import type { WorkerSettings } from "./Settings.ts"
 import { Fatal } from "../commands/Lifecycle.ts"
+import { IngestBatchers } from "./IngestBatchers.ts"
 import { IngestStore } from "./IngestStore.ts"
 import { CHANGES_CHANNEL } from "../db/Sms.ts"
 import { Components } from "../actors/Components.ts"
@@ -21,7 +22,7 @@ import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { PushServerLive } from "./PushServer.ts"
 import { timeLoopPass, WorkerFamiliesLive } from "../observability/Metrics.ts"
 import { loops as allLoops } from "./loops/index.ts"
-import { Kicks, type Loop, type LoopName, type Requirements, Worker } from "./loops/Loop.ts"
+import { Kicks, type Loop, type LoopName, loopStores, type Requirements, Worker } from "./loops/Loop.ts"
 import { ParseInbox } from "./loops/ParseLoop.ts"
 
 /** The running worker: its supervisor, components and loops (tests and the benchmark reach the fibers through it). */
@@ -121,8 +122,9 @@ export const clientsLayer = (settings: WorkerSettings) => {
 
 /**
  * The worker without its HTTP port: loops, supervisor, health registry, the components (LISTEN,
- * heartbeat file, ingest batchers), the one IngestStore the push port and chatbot_poll_loop share,
- * and the inbox through which the push port hands stored SMS to parse_loop.
+ * heartbeat file, ingest batchers), the one IngestStore the push port and chatbot_poll_loop share
+ * (the push port's requests through the batchers), the loops' stores, and the inbox through which
+ * the push port hands stored SMS to parse_loop.
  */
 export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   settings: WorkerSettings,
@@ -132,11 +134,13 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   supervised(loops, options).pipe(
     Layer.provideMerge(WorkerFamiliesLive),
     Layer.provideMerge(Heartbeat.layer({ path: settings.heartbeatFile })),
+    Layer.provideMerge(IngestBatchers.layer),
     Layer.provideMerge(IngestStore.layer),
     Layer.provideMerge(Components.layer(options)),
     Layer.provideMerge(HealthRegistry.layer(loops.map((loop) => ({ name: loop.name, ttl: loop.ttl })))),
     Layer.provideMerge(ParseInbox.layer),
     Layer.provideMerge(Kicks.layer),
+    Layer.provideMerge(loopStores),
     Layer.provide(clientsLayer(settings)),
     Layer.provide([Worker.layer(settings), FetchHttpClient.layer, NodeServices.layer])
   )

@@ -36,7 +36,7 @@ export class DispatcherStuck extends Error {
 }
 
 export interface WalletCallsOptions {
-  readonly store: MatchStore
+  readonly store: MatchStore["Service"]
   readonly wallet: WalletClient["Service"]
   /** The wallet client's own timeout: a call never runs longer unless something is broken. */
   readonly timeout: Duration.Input

@@ -3,13 +3,13 @@
 import { Effect, Layer, Logger, References } from "effect"
 import { FetchHttpClient } from "effect/http"
 import type { WorkerSettings } from "../../src/worker/Settings.ts"
-import { Kicks, type LoopName, Worker } from "../../src/worker/loops/Loop.ts"
+import { Kicks, type LoopName, loopStores, Worker } from "../../src/worker/loops/Loop.ts"
 import { ParseInbox } from "../../src/worker/loops/ParseLoop.ts"
 import { sqlLayer } from "./database.ts"
 
 export const loopServices = (url: string, settings: WorkerSettings, kicked: Array<LoopName> = []) =>
   Layer.mergeAll(
-    sqlLayer(url),
+    loopStores.pipe(Layer.provideMerge(sqlLayer(url))),
     Worker.layer(settings),
     ParseInbox.layer.pipe(Layer.provideMerge(
       Layer.succeed(Kicks, Kicks.of({ kick: (name) => Effect.sync(() => void kicked.push(name)), register: () => Effect.void }))

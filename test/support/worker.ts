@@ -3,6 +3,7 @@ import { Context, Deferred, Effect, Layer } from "effect"
 import type { PgClient } from "@effect/sql-pg"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
+import { IngestBatchers } from "../../src/worker/IngestBatchers.ts"
 import { IngestStore } from "../../src/worker/IngestStore.ts"
 import { formatForwarderContent } from "../../src/domain/SmsText.ts"
 import { signSmsGateway } from "../../src/domain/PushSignatures.ts"
@@ -23,7 +24,7 @@ import { runSql, sqlLayer } from "./database.ts"
 import { type Answer, httpSettings, type Running, serveLayer } from "./recon.ts"
 
 /** The IngestStore with its batchers, a component of a health registry of its own (given a SqlClient): no worker around it. */
-export const ingestLayer = IngestStore.layer.pipe(Layer.provide(Components.layer()), Layer.provideMerge(HealthRegistry.layer([])))
+export const ingestLayer = IngestBatchers.layer.pipe(Layer.provideMerge(IngestStore.layer), Layer.provide(Components.layer()), Layer.provideMerge(HealthRegistry.layer([])))
 
 /** POST /push/{device_id} and the health routes on a database, without any loop running. */
 export const startPushServer = (databaseUrl: string, env: Env = {}): Promise<Running> =>
@@ -174,10 +175,10 @@ export const workerSettings = (heartbeatFile: string, overrides: Partial<WorkerS
  * The push port of a worker built by {@link buildWorker}, on its own store, kicks and registry;
  * built in the caller's scope and context, so its readiness is read on the caller's clock (TestClock).
  */
-export const servePush = (worker: { readonly store: IngestStore["Service"]; readonly inbox: ParseInbox["Service"]; readonly registry: HealthRegistry["Service"] }) =>
+export const servePush = (worker: { readonly store: IngestStore["Service"]; readonly batchers: IngestBatchers["Service"]; readonly inbox: ParseInbox["Service"]; readonly registry: HealthRegistry["Service"] }) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(HttpRouter.serve(pushRoutes, { disableLogger: true, disableListenLog: true }).pipe(
-      Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(ParseInbox, worker.inbox), Layer.succeed(HealthRegistry, worker.registry)]),
+      Layer.provide([Layer.succeed(IngestStore, worker.store), Layer.succeed(IngestBatchers, worker.batchers), Layer.succeed(ParseInbox, worker.inbox), Layer.succeed(HealthRegistry, worker.registry)]),
       Layer.provideMerge(nodeServer(0, httpSettings())),
       Layer.orDie
     ))
@@ -208,6 +209,7 @@ export const buildWorker = (databaseUrl: string, heartbeatFile: string, options:
       runtime: Context.get(context, WorkerRuntime),
       kicks: Context.get(context, Kicks),
       store: Context.get(context, IngestStore),
+      batchers: Context.get(context, IngestBatchers),
       inbox: Context.get(context, ParseInbox),
       sql: Context.get(context, SqlClient.SqlClient),
       fatal

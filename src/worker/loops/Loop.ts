@@ -1,5 +1,6 @@
-// What a worker loop is (one file per loop in src/loops, one line in src/worker/loops/index.ts) and the
-// services every loop may use: the worker's settings and the kicks that wake other loops. A loop
+// What a worker loop is (one file per loop in src/worker/loops, one line in its index.ts) and the
+// services every loop may use: the worker's settings, the kicks that wake other loops and the
+// stores that hold the loops' SQL (provided together, `loopStores`). A loop
 // declares what it needs in its type (`Loop<R>`): one that calls a new client needs that client
 // provided to the worker, not a wider type for every loop.
 import { Cause, Context, Duration, Effect, Exit, type Fiber, Layer, Scope } from "effect"
@@ -7,6 +8,12 @@ import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { HttpClient } from "effect/http"
 import type { WorkerSettings } from "../Settings.ts"
+import { ChatbotStore } from "../ChatbotStore.ts"
+import { DeviceSyncStore } from "../DeviceSyncStore.ts"
+import { ListenerStore } from "../ListenerStore.ts"
+import { MatchStore } from "../MatchStore.ts"
+import { ParseStore } from "../ParseStore.ts"
+import { WhitelistStore } from "../WhitelistStore.ts"
 
 /** The loop ids of DESIGN section 8, verbatim. */
 export type LoopName =
@@ -19,8 +26,20 @@ export type LoopName =
   | "chatbot_poll_loop"
   | "webhook_delivery_loop"
 
-/** The services every loop may use without asking: the worker's settings, kicks, the database, an HTTP client. */
-export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient
+/** The loops' stores (each loop's SQL), on the worker's database. */
+export type LoopStores = ParseStore | WhitelistStore | DeviceSyncStore | ListenerStore | ChatbotStore | MatchStore
+
+export const loopStores: Layer.Layer<LoopStores, never, SqlClient.SqlClient> = Layer.mergeAll(
+  ParseStore.layer,
+  WhitelistStore.layer,
+  DeviceSyncStore.layer,
+  ListenerStore.layer,
+  ChatbotStore.layer,
+  MatchStore.layer
+)
+
+/** The services every loop may use without asking: the worker's settings, kicks, the database and its stores, an HTTP client. */
+export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient | LoopStores
 
 /** A loop needing the services `R` (by default only the common {@link LoopServices}). */
 export interface Loop<R = LoopServices> {

@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import { AdminClient } from "../../clients/AdminClient.ts"
 import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../../clients/WalletClient.ts"
 import * as DepositExpiry from "../../db/DepositExpiry.ts"
-import * as MatchStore from "../MatchStore.ts"
+import { MatchStore } from "../MatchStore.ts"
 import { AGREE_BATCH_MAX } from "../../api/WalletApi.ts"
 import { smsTraces } from "../../observability/Tracing.ts"
 import { endsLoopOnFailure, Kicks, type Loop, Worker } from "./Loop.ts"
@@ -67,27 +67,12 @@ const adminSyncer = Effect.gen(function*() {
   return Effect.asVoid(Queue.offer(requests, undefined))
 })
 
-export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClient | Kicks | Worker> = {
-  name: "order_match_loop",
-  ttl: "90 seconds",
-  every: "5 seconds",
-  // New or changed pending deposits (triggers of migrations 0009 and 0017), SMS reset or resolved through recon_service.
-  kickedBy: ["deposit", "shooter_sms"],
-  start: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const store = yield* MatchStore.make
-    const expiry = yield* DepositExpiry.make
-    const { depositTtlHours } = yield* Worker
-    let expiryDueAt = 0
-    const wallet = yield* WalletClient
-    const kicks = yield* Kicks
-    const requestSync = yield* adminSyncer
-    const kick = kicks.kick("order_match_loop")
-
-    // One timer: a pass when the earliest approving SMS falls due (a backoff ends, a lease runs out).
+/** One timer: a pass (`kick`) when the earliest approving SMS falls due (a backoff ends, a lease runs out). */
+const wakeTimer = (kick: Effect.Effect<void>) =>
+  Effect.gen(function*() {
     const wake = yield* FiberHandle.make<void, never>()
     let wakeAt: number | undefined
-    const wakeBy = (at: number) =>
+    return (at: number) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const when = Math.max(at, now + WAKE_MIN_MILLIS)
@@ -98,8 +83,89 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
           Effect.andThen(kick)
         ))
       })
-    // A pass that stopped for want of room asks for another once the calls have made some.
-    let wantsRoom = false
+  })
+
+/** Pending deposits past SVC_DEPOSIT_TTL_H expired, by the first pass after EXPIRY_EVERY; true when reviews went back to unmatched. */
+const expiryEvery = Effect.gen(function*() {
+  const expiry = yield* DepositExpiry.make
+  const { depositTtlHours } = yield* Worker
+  let dueAt = 0
+  return (now: number) =>
+    Effect.gen(function*() {
+      if (now < dueAt) return false
+      const expired = yield* expiry.expire(Duration.hours(depositTtlHours))
+      dueAt = now + Duration.toMillis(EXPIRY_EVERY)
+      return expired.reopened > 0
+    })
+})
+
+/** What a pass works with: the store, the wallet calls beside it, and the ways it asks for more. */
+interface Matcher {
+  readonly store: MatchStore["Service"]
+  readonly calls: WalletCalls.WalletCalls
+  readonly expire: (now: number) => Effect.Effect<boolean, unknown>
+  readonly requestSync: Effect.Effect<void>
+  readonly wakeBy: (at: number) => Effect.Effect<void>
+  readonly kick: Effect.Effect<void>
+  /** Set by a pass that stopped for want of room: the calls ask for another once they have made some. */
+  readonly waiting: { forRoom: boolean }
+}
+
+/** After the calls recorded answers: a sync and a pass for freed deposits, the next retry's timer, the room a pass waited for. */
+const afterRecorded = (m: Omit<Matcher, "calls" | "store" | "expire">) => (recorded: WalletCalls.Recorded) =>
+  Effect.gen(function*() {
+    // A review freed its deposit (match_recheck): another SMS may take it.
+    if (recorded.reviews > 0) yield* Effect.andThen(m.requestSync, m.kick)
+    if (recorded.retryAt !== undefined) yield* m.wakeBy(recorded.retryAt)
+    if (m.waiting.forRoom && recorded.room >= AGREE_BATCH_MAX) {
+      m.waiting.forRoom = false
+      yield* m.kick
+    }
+  })
+
+/** One pass: expiry when due, one decision statement, its approvals handed to the wallet calls. */
+const matchPass = (m: Matcher) =>
+  Effect.gen(function*() {
+    const room = yield* m.calls.room
+    // Every place taken: the calls ask for the next pass when they have made room.
+    if (room === 0) {
+      m.waiting.forRoom = true
+      return
+    }
+    const now = yield* Clock.currentTimeMillis
+    // Manual reviews back to unmatched: the counters moved.
+    if (yield* m.expire(now)) yield* m.requestSync
+    const decided = yield* m.store.decide(now, now + Duration.toMillis(LEASE), room, BATCH)
+    if (decided.reviews > 0 || decided.unmatchedChanged > 0) yield* m.requestSync
+    yield* m.calls.send([...decided.due, ...decided.approving])
+    if (decided.nextDueAt !== undefined) yield* m.wakeBy(decided.nextDueAt)
+    if (decided.claimed > 0) {
+      yield* Effect.logInfo(`matched ${decided.claimed} SMS: ${decided.approving.length} approving, ${decided.reviews} to review; ` +
+        `${decided.due.length} approving SMS sent again`)
+    }
+    // More may be waiting: the next pass comes at once (this one reports its success first), or
+    // when the calls have made room for it.
+    if (decided.more) {
+      if ((yield* m.calls.room) > 0) yield* m.kick
+      else m.waiting.forRoom = true
+    }
+  })
+
+export const OrderMatchLoop: Loop<SqlClient.SqlClient | MatchStore | WalletClient | AdminClient | Kicks | Worker> = {
+  name: "order_match_loop",
+  ttl: "90 seconds",
+  every: "5 seconds",
+  // New or changed pending deposits (triggers of migrations 0009 and 0017), SMS reset or resolved through recon_service.
+  kickedBy: ["deposit", "shooter_sms"],
+  start: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* MatchStore
+    const expire = yield* expiryEvery
+    const wallet = yield* WalletClient
+    const kick = (yield* Kicks).kick("order_match_loop")
+    const requestSync = yield* adminSyncer
+    const wakeBy = yield* wakeTimer(kick)
+    const waiting = { forRoom: false }
     const calls = yield* WalletCalls.make({
       store,
       wallet,
@@ -109,46 +175,8 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | WalletClient | AdminClie
       slowAfter: SLOW_CALL,
       batch: AGREE_BATCH_MAX,
       limit: OUTSTANDING,
-      onRecorded: (recorded) =>
-        Effect.gen(function*() {
-          // A review freed its deposit (match_recheck): another SMS may take it.
-          if (recorded.reviews > 0) yield* Effect.andThen(requestSync, kick)
-          if (recorded.retryAt !== undefined) yield* wakeBy(recorded.retryAt)
-          if (wantsRoom && recorded.room >= AGREE_BATCH_MAX) {
-            wantsRoom = false
-            yield* kick
-          }
-        })
+      onRecorded: afterRecorded({ requestSync, wakeBy, kick, waiting })
     })
-
-    return Effect.gen(function*() {
-      const room = yield* calls.room
-      // Every place taken: the calls ask for the next pass when they have made room.
-      if (room === 0) {
-        wantsRoom = true
-        return
-      }
-      const now = yield* Clock.currentTimeMillis
-      if (now >= expiryDueAt) {
-        const expired = yield* expiry.expire(Duration.hours(depositTtlHours))
-        expiryDueAt = now + Duration.toMillis(EXPIRY_EVERY)
-        // Manual reviews back to unmatched: the counters moved.
-        if (expired.reopened > 0) yield* requestSync
-      }
-      const decided = yield* store.decide(now, now + Duration.toMillis(LEASE), room, BATCH)
-      if (decided.reviews > 0 || decided.unmatchedChanged > 0) yield* requestSync
-      yield* calls.send([...decided.due, ...decided.approving])
-      if (decided.nextDueAt !== undefined) yield* wakeBy(decided.nextDueAt)
-      if (decided.claimed > 0) {
-        yield* Effect.logInfo(`matched ${decided.claimed} SMS: ${decided.approving.length} approving, ${decided.reviews} to review; ` +
-          `${decided.due.length} approving SMS sent again`)
-      }
-      // More may be waiting: the next pass comes at once (this one reports its success first), or
-      // when the calls have made room for it.
-      if (decided.more) {
-        if ((yield* calls.room) > 0) yield* kick
-        else wantsRoom = true
-      }
-    })
+    return matchPass({ store, calls, expire, requestSync, wakeBy, kick, waiting })
   })
 }

@@ -16,10 +16,9 @@
 import { Cause, Context, Effect, Layer, Queue, Result } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { BalanceStore } from "../../db/BalanceStore.ts"
-import { balanceFactOf, type LoadedTemplate, parseSms, type ParseOutcome, type RuleSource, templateSet, type TemplateSet } from "../../domain/SmsParse.ts"
+import { balanceFactOf, type LoadedTemplate, parseSms, type ParseOutcome, templateSet, type TemplateSet } from "../../domain/SmsParse.ts"
 import { compileRule } from "../../domain/TemplateRule.ts"
-import { countParses } from "../../observability/Metrics.ts"
-import { reportSmsChanges } from "../../observability/SmsChanges.ts"
+import { ParseStore, type ReceivedSms, type TemplateRow } from "../ParseStore.ts"
 import { Kicks, type Loop } from "./Loop.ts"
 
 /** SMS claimed per transaction, and transactions per pass (a pass stays short however deep the backlog). */
@@ -27,15 +26,6 @@ const BATCH = 500
 const BATCHES_PER_PASS = 8
 /** SMS handed over and not yet parsed, at most; past that an SMS waits in the table for a pass. */
 const INBOX = 2000
-
-/** An SMS just stored as `received`, with what parsing reads. */
-export interface ReceivedSms {
-  readonly id: number
-  readonly deviceId: string
-  readonly sender: string
-  readonly body: string
-  readonly receivedAt: Date
-}
 
 /**
  * SMS the push endpoint has just stored as `received`, handed to this process's parse_loop with
@@ -58,197 +48,174 @@ export class ParseInbox extends Context.Service<ParseInbox, {
   }))
 }
 
-interface TemplateRow {
-  readonly version: bigint | number | string
-  readonly id: bigint | number | string | null
-  readonly bank: string
-  readonly sender: string | null
-  readonly rule: string
-  readonly rule_source: RuleSource
-}
-
-/** A claimed SMS, or only the version (`id` null) when none was there to claim. */
-interface ClaimRow {
-  readonly version: bigint | number | string
-  readonly id: bigint | number | string | null
-  readonly device_id: string
-  readonly sender: string
-  readonly body: string
-  readonly received_at: Date
-}
-
-const rowFor = (id: number, outcome: ParseOutcome) =>
-  outcome.status === "parsed"
-    ? {
-      id: String(id),
-      status: outcome.status,
-      bank: outcome.bank,
-      payer_name: outcome.payerName,
-      amount: outcome.amount,
-      template_id: outcome.templateId,
-      txn_at: outcome.txnAt?.toISOString() ?? null,
-      balance: outcome.balance ?? null,
-      detail: outcome.detail
+/** The templates compiled; one whose rule does not compile is kept as broken, and said so. */
+const compileTemplates = (rows: ReadonlyArray<TemplateRow>) =>
+  Effect.forEach(rows, (row) => {
+    const compiled = compileRule(row.rule)
+    const template: LoadedTemplate = {
+      id: row.id,
+      bank: row.bank,
+      sender: row.sender,
+      ruleSource: row.ruleSource,
+      rule: Result.isSuccess(compiled) ? compiled.success : { broken: compiled.failure.detail }
     }
-    : {
-      id: String(id),
-      status: outcome.status,
-      bank: null,
-      payer_name: null,
-      amount: null,
-      template_id: null,
-      txn_at: null,
-      balance: null,
-      detail: outcome.detail
-    }
+    return Result.isFailure(compiled)
+      ? Effect.as(Effect.logWarning(`template ${row.id} (${row.bank}, ${row.ruleSource}) is not used: ${compiled.failure.detail}`), template)
+      : Effect.succeed(template)
+  })
 
-export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox> = {
-  name: "parse_loop",
-  ttl: "30 seconds",
-  every: "5 seconds",
-  kickedBy: ["shooter_sms", "shooter_template_recharge"],
-  start: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const kicks = yield* Kicks
-    const inbox = yield* ParseInbox
-    const balances = yield* BalanceStore.make
-    // The version of the table the templates were compiled from; undefined until the first pass.
-    let version: string | undefined
-    let templates: TemplateSet = templateSet([])
-    const reported = new Set<number>()
-
-    // The templates and the version they are of, read together.
-    const loadTemplates = Effect.gen(function*() {
-      const rows = yield* sql<TemplateRow>`SELECT v.version, t.id, t.bank, t.sender, t.rule, t.rule_source
-        FROM recon.template_version AS v LEFT JOIN recon.shooter_template_recharge AS t ON true ORDER BY t.id`
-      const fresh: Array<LoadedTemplate> = []
-      for (const row of rows) {
-        if (row.id === null) continue
-        const compiled = compileRule(row.rule)
-        const id = Number(row.id)
-        if (Result.isFailure(compiled)) {
-          yield* Effect.logWarning(`template ${id} (${row.bank}, ${row.rule_source}) is not used: ${compiled.failure.detail}`)
-        }
-        fresh.push({
-          id,
-          bank: row.bank,
-          sender: row.sender,
-          ruleSource: row.rule_source,
-          rule: Result.isSuccess(compiled) ? compiled.success : { broken: compiled.failure.detail }
-        })
-      }
-      templates = templateSet(fresh)
-      version = String(rows[0]!.version)
-      reported.clear()
-      yield* Effect.logInfo(`${fresh.length} templates loaded`)
+/** The outcomes of reading `rows` with `templates`, and the templates that broke or were slow on them. */
+const readAll = (rows: ReadonlyArray<ReceivedSms>, templates: TemplateSet) => {
+  const broken: Array<{ id: number; error: string }> = []
+  const slow = new Map<number, number>()
+  const outcomes = rows.map((row) =>
+    parseSms({ body: row.body, sender: row.sender, receivedAt: row.receivedAt }, templates, (r) => {
+      broken.push(...r.brokenTemplates)
+      for (const s of r.slowTemplates) slow.set(s.id, s.millis)
     })
+  )
+  return { outcomes, broken, slow }
+}
 
-    /**
-     * Parses and writes SMS still `received` (one statement), answers how many became `parsed`.
-     * Written only while the templates they were read with are the table's: after a change, they
-     * are read again with the new ones (an SMS stored after a template was added never misses it).
-     */
-    const parseAndWrite = (rows: ReadonlyArray<ReceivedSms>): Effect.Effect<number, SqlError.SqlError> => Effect.gen(function*() {
-      const broken: Array<{ id: number; error: string }> = []
-      const slow = new Map<number, number>()
-      const outcomes = rows.map((row) =>
-        parseSms({ body: row.body, sender: row.sender, receivedAt: row.receivedAt }, templates, (r) => {
-          broken.push(...r.brokenTemplates)
-          for (const s of r.slowTemplates) slow.set(s.id, s.millis)
-        })
-      )
-      const updates = outcomes.map((outcome, i) => rowFor(rows[i]!.id, outcome))
-      const [written] = yield* sql<{ version: string; ids: ReadonlyArray<bigint | number | string> }>`
-        WITH written AS (
-          UPDATE recon.shooter_sms AS s SET status = x.status, bank = x.bank, payer_name = x.payer_name,
-            amount = x.amount::numeric, template_id = x.template_id, txn_at = x.txn_at, balance = x.balance::numeric,
-            parse_detail = x.detail, updated_at = now()
-          FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb) AS x(id bigint, status text, bank text,
-            payer_name text, amount text, template_id bigint, txn_at timestamptz, balance text, detail jsonb)
-          WHERE s.id = x.id AND s.status = 'received'
-            AND EXISTS (SELECT 1 FROM recon.template_version WHERE version::text = ${version ?? ""})
-          RETURNING s.id)
-        SELECT version::text AS version, ARRAY(SELECT id FROM written) AS ids FROM recon.template_version`
-      if (written !== undefined && written.version !== version) {
-        yield* loadTemplates
-        return yield* parseAndWrite(rows)
-      }
-      // What this statement wrote (an SMS another process took meanwhile is its to report).
-      const ids = new Set((written?.ids ?? []).map(Number))
-      const done = updates.filter((u) => ids.has(Number(u.id)))
-      yield* sql.afterCommit(countParses(done))
-      yield* reportSmsChanges(sql, done.map((u) => ({ id: Number(u.id), status: u.status })))
-      // Balance continuity, in the same transaction: a message is placed exactly when it is written.
-      // In a savepoint of its own (BalanceStore's transaction, nested): should placing fail, the
-      // SMS are written all the same (their money must not wait on an aid); the account then shows
-      // a gap at worst, which a person looks at.
-      const facts = rows.flatMap((row, i) => {
-        const fact = ids.has(row.id) ? balanceFactOf({ smsId: row.id, receivedAt: row.receivedAt, deviceId: row.deviceId, sender: row.sender }, outcomes[i]!) : undefined
-        return fact === undefined ? [] : [fact]
-      })
-      if (facts.length > 0) {
-        yield* balances.record(facts).pipe(Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.logError(`balance continuity: SMS ${facts.map((f) => f.smsId).join(", ")} not placed in their accounts (written all the same)`, cause)
-        ))
-      }
+/**
+ * Balance continuity, in the same transaction: a message is placed exactly when it is written.
+ * In a savepoint of its own (BalanceStore's transaction, nested): should placing fail, the SMS
+ * are written all the same (their money must not wait on an aid); the account then shows a gap
+ * at worst, which a person looks at.
+ */
+const placeBalances = (
+  balances: BalanceStore["Service"],
+  rows: ReadonlyArray<ReceivedSms>,
+  outcomes: ReadonlyArray<ParseOutcome>,
+  written: ReadonlySet<number>
+) => {
+  const facts = rows.flatMap((row, i) => {
+    const fact = written.has(row.id) ? balanceFactOf({ smsId: row.id, receivedAt: row.receivedAt, deviceId: row.deviceId, sender: row.sender }, outcomes[i]!) : undefined
+    return fact === undefined ? [] : [fact]
+  })
+  if (facts.length === 0) return Effect.void
+  return balances.record(facts).pipe(Effect.catchCause((cause) =>
+    Cause.hasInterruptsOnly(cause)
+      ? Effect.failCause(cause)
+      : Effect.logError(`balance continuity: SMS ${facts.map((f) => f.smsId).join(", ")} not placed in their accounts (written all the same)`, cause)
+  ))
+}
+
+/**
+ * parse_loop's state while it runs: the templates compiled from the table's version (undefined
+ * until the first pass), and the templates already reported as broken or slow under it.
+ */
+const makeParser = Effect.gen(function*() {
+  const store = yield* ParseStore
+  const balances = yield* BalanceStore.make
+  let version: string | undefined
+  let templates: TemplateSet = templateSet([])
+  const reported = new Set<number>()
+
+  const loadTemplates = Effect.gen(function*() {
+    const loaded = yield* store.templates()
+    const fresh = yield* compileTemplates(loaded.templates)
+    templates = templateSet(fresh)
+    version = loaded.version
+    reported.clear()
+    yield* Effect.logInfo(`${fresh.length} templates loaded`)
+  })
+
+  // Reported once per template and version. Validation refuses rules that are slow on a long text;
+  // one slow here (a row written by hand, a pause of the process) is reported, and still used:
+  // resting a template on one measurement would let a garbage-collection pause turn deposits into
+  // parse failures.
+  const reportTemplates = (broken: ReadonlyArray<{ id: number; error: string }>, slow: ReadonlyMap<number, number>) =>
+    Effect.gen(function*() {
       for (const b of broken) {
         if (reported.has(b.id)) continue
         reported.add(b.id)
         yield* Effect.logWarning(`template ${b.id} failed on an SMS and was skipped: ${b.error}`)
       }
-      // Validation refuses rules that are slow on a long text; one slow here (a row written
-      // by hand, a pause of the process) is reported, and still used: resting a template on one
-      // measurement would let a garbage-collection pause turn deposits into parse failures.
       for (const [id, millis] of slow) {
         if (reported.has(-id)) continue
         reported.add(-id)
         yield* Effect.logWarning(`template ${id} took ${millis} ms on one SMS`)
       }
-      return done.filter((u) => u.status === "parsed").length
     })
 
-    // The claim answers the templates' version too (one row with no SMS when none waits).
-    const batch = sql.withTransaction(Effect.gen(function*() {
-      const rows = yield* sql<ClaimRow>`
-        SELECT v.version, c.id, c.device_id, c.sender, c.body, c.received_at FROM recon.template_version AS v
-        LEFT JOIN LATERAL (SELECT id, device_id, sender, body, received_at FROM recon.shooter_sms
-          WHERE status = 'received' ORDER BY id LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) AS c ON true`
-      if (rows[0] !== undefined && String(rows[0].version) !== version) yield* loadTemplates
-      const claimed = rows.flatMap((row) =>
-        row.id === null ? [] : [{ id: Number(row.id), deviceId: row.device_id, sender: row.sender, body: row.body, receivedAt: row.received_at }])
-      if (claimed.length === 0) return { claimed: 0, parsed: 0 }
-      return { claimed: claimed.length, parsed: yield* parseAndWrite(claimed) }
-    }))
-
-    // The SMS handed over by the push endpoint, as they come, beside the passes; until the first
-    // pass has compiled the templates they are left to it.
-    yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
-      const handed = yield* inbox.take
-      if (version === undefined) return yield* kicks.kick("parse_loop")
-      // Written with their balance facts in one transaction. Failing (the database away), the SMS
-      // stay `received` for a pass, and the hand-over goes on with the next ones.
-      const parsed = yield* sql.withTransaction(parseAndWrite(handed)).pipe(
-        Effect.catch((error) =>
-          Effect.as(Effect.andThen(Effect.logWarning(`${handed.length} SMS handed over were not written; a pass reads them`, error), kicks.kick("parse_loop")), 0))
-      )
-      if (parsed > 0) yield* kicks.kick("order_match_loop")
-    })))
-
-    return Effect.gen(function*() {
-      let parsed = 0
-      let claimed = 0
-      for (let i = 0; i < BATCHES_PER_PASS; i++) {
-        const done = yield* batch
-        parsed += done.parsed
-        claimed += done.claimed
-        if (done.parsed > 0) yield* kicks.kick("order_match_loop")
-        if (done.claimed < BATCH) break
-        // More waits: the next pass comes at once, after this one has reported its success.
-        if (i === BATCHES_PER_PASS - 1) yield* kicks.kick("parse_loop")
+  /**
+   * Parses and writes SMS still `received` (one statement), answers how many became `parsed`.
+   * Written only while the templates they were read with are the table's: after a change, they
+   * are read again with the new ones (an SMS stored after a template was added never misses it).
+   */
+  const parseAndWrite = (rows: ReadonlyArray<ReceivedSms>): Effect.Effect<number, SqlError.SqlError> =>
+    Effect.gen(function*() {
+      const { outcomes, broken, slow } = readAll(rows, templates)
+      const written = yield* store.write(rows.map((row, i) => ({ id: row.id, outcome: outcomes[i]! })), version)
+      if (written._tag === "TemplatesChanged") {
+        yield* loadTemplates
+        return yield* parseAndWrite(rows)
       }
-      if (claimed > 0) yield* Effect.logDebug(`${claimed} SMS read, ${parsed} parsed`)
+      yield* placeBalances(balances, rows, outcomes, written.ids)
+      yield* reportTemplates(broken, slow)
+      return rows.filter((row, i) => written.ids.has(row.id) && outcomes[i]!.status === "parsed").length
     })
+
+  // The claim answers the templates' version too (one row with no SMS when none waits).
+  const batch = Effect.gen(function*() {
+    const claimed = yield* store.claim(BATCH)
+    if (claimed.version !== undefined && claimed.version !== version) yield* loadTemplates
+    if (claimed.sms.length === 0) return { claimed: 0, parsed: 0 }
+    return { claimed: claimed.sms.length, parsed: yield* parseAndWrite(claimed.sms) }
+  })
+
+  return { parseAndWrite, batch, loaded: Effect.sync(() => version !== undefined) }
+})
+type Parser = Effect.Success<typeof makeParser>
+
+/**
+ * The SMS handed over by the push endpoint, as they come, beside the passes; until the first pass
+ * has compiled the templates they are left to it.
+ */
+const parseHandedOver = (parser: Parser) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const kicks = yield* Kicks
+    const handed = yield* (yield* ParseInbox).take
+    if (!(yield* parser.loaded)) return yield* kicks.kick("parse_loop")
+    // Written with their balance facts in one transaction. Failing (the database away), the SMS
+    // stay `received` for a pass, and the hand-over goes on with the next ones.
+    const parsed = yield* sql.withTransaction(parser.parseAndWrite(handed)).pipe(
+      Effect.catch((error) =>
+        Effect.as(Effect.andThen(Effect.logWarning(`${handed.length} SMS handed over were not written; a pass reads them`, error), kicks.kick("parse_loop")), 0))
+    )
+    if (parsed > 0) yield* kicks.kick("order_match_loop")
+  })
+
+/** One pass: up to BATCHES_PER_PASS claims, each claim, parse and write one transaction. */
+const pass = (parser: Parser) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const kicks = yield* Kicks
+    let parsed = 0
+    let claimed = 0
+    for (let i = 0; i < BATCHES_PER_PASS; i++) {
+      const done = yield* sql.withTransaction(parser.batch)
+      parsed += done.parsed
+      claimed += done.claimed
+      if (done.parsed > 0) yield* kicks.kick("order_match_loop")
+      if (done.claimed < BATCH) break
+      // More waits: the next pass comes at once, after this one has reported its success.
+      if (i === BATCHES_PER_PASS - 1) yield* kicks.kick("parse_loop")
+    }
+    if (claimed > 0) yield* Effect.logDebug(`${claimed} SMS read, ${parsed} parsed`)
+  })
+
+export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox | ParseStore> = {
+  name: "parse_loop",
+  ttl: "30 seconds",
+  every: "5 seconds",
+  kickedBy: ["shooter_sms", "shooter_template_recharge"],
+  start: Effect.gen(function*() {
+    const parser = yield* makeParser
+    const context = yield* Effect.context<SqlClient.SqlClient | Kicks | ParseInbox>()
+    yield* Effect.forkScoped(Effect.forever(parseHandedOver(parser)).pipe(Effect.provideContext(context)))
+    return Effect.provideContext(pass(parser), context)
   })
 }
