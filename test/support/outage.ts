@@ -38,7 +38,6 @@ export const serveOutageCluster = async (dir: string, socket: string) => {
   const lease = async (client: Socket): Promise<void> => {
     if (client.destroyed) return
     const closed = new Promise<void>((resolve) => client.once("close", () => resolve()))
-    client.on("error", () => {}) // a worker that dies mid-turn only ends its turn
     let cluster: EmbeddedCluster | undefined
     try {
       const ready = await prepare()
@@ -60,6 +59,7 @@ export const serveOutageCluster = async (dir: string, socket: string) => {
 
   let turns = Promise.resolve()
   const server = createServer((client) => {
+    client.on("error", () => {}) // a worker that dies waiting or mid-turn only gives up its turn
     turns = turns.then(() => lease(client)).catch(() => {})
   })
   await new Promise<void>((resolve, reject) => {
