@@ -1,28 +1,24 @@
 // GET /health follows the database: 503 while PostgreSQL is stopped, 200 again once it is back,
 // without restarting the service (recon_service, and admin_service's, which compose and Kubernetes
-// probe). This file runs its own PostgreSQL server so it can stop it.
+// probe). On the run's outage cluster (test/support/outage.ts), which it may stop.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import type { EmbeddedCluster } from "../../src/db/EmbeddedPostgres.ts"
 import { adminEnv, startAdmin } from "../admin/support.ts"
-import { createMigratedDatabaseOn, type OwnCluster, startOwnCluster } from "../support/database.ts"
+import { type OutageCluster, takeOutageCluster } from "../support/outage.ts"
 import { recon, type Running, startRecon } from "../support/recon.ts"
 
-let own: OwnCluster
-let cluster: EmbeddedCluster
+let cluster: OutageCluster
 let server: Running
 let admin: Running
 
 beforeAll(async () => {
-  own = await startOwnCluster("health")
-  cluster = own.cluster
-  const db = await createMigratedDatabaseOn(cluster.url, "health")
-  server = await startRecon(db)
-  admin = await startAdmin(db, adminEnv(server.url))
+  cluster = await takeOutageCluster("health")
+  server = await startRecon(cluster.url)
+  admin = await startAdmin(cluster.url, adminEnv(server.url))
 })
 afterAll(async () => {
   await admin.close()
   await server.close()
-  await own.remove()
+  await cluster.release()
 })
 
 const health = async (base = server.url) => {

@@ -1,13 +1,10 @@
 // A fresh database per test file on the run's PostgreSQL server (see globalSetup.ts): on that
-// server a copy of the run's migrated template database, elsewhere (a test's own cluster) migrated.
+// server a copy of the run's migrated template database, elsewhere (a server a test starts itself,
+// the outage cluster's template) migrated.
 import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { inject } from "vitest"
-import { chmodSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { DatabaseUrl, pgLayer, type PoolName, servicePool } from "../../src/db/Database.ts"
-import { type EmbeddedCluster, startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
 import { runMigrations } from "../../src/db/Migrations.ts"
 
 const serverUrl = () => inject("databaseUrl")
@@ -48,9 +45,12 @@ const createDatabaseOn = async (server: string, prefix: string, template?: strin
 
 export const createTestDatabaseOn = (server: string, prefix = "t"): Promise<string> => createDatabaseOn(server, prefix)
 
+/** Creates a database on `server` as a copy of its database `template`; answers its URL. */
+export const copyDatabaseOn = (server: string, template: string, prefix = "t"): Promise<string> => createDatabaseOn(server, prefix, template)
+
 export const createMigratedDatabaseOn = async (server: string, prefix = "t"): Promise<string> => {
   const template = templateFor(server)
-  if (template !== undefined) return createDatabaseOn(server, prefix, template)
+  if (template !== undefined) return copyDatabaseOn(server, template, prefix)
   const url = await createTestDatabaseOn(server, prefix)
   await Effect.runPromise(runMigrations().pipe(Effect.provide(pgLayer(Redacted.make(url), { maxConnections: 1 }))))
   return url
@@ -94,29 +94,3 @@ export const sql = <A>(url: string, f: (sql: SqlClient.SqlClient) => Effect.Effe
   }).pipe(Effect.orDie))
 
 export const layerFor = (url: string): Layer.Layer<SqlClient.SqlClient> => Layer.orDie(sqlLayer(url))
-
-export interface OwnCluster {
-  readonly cluster: EmbeddedCluster
-  /** A temporary directory beside the cluster's data, for the test's own files. */
-  readonly dir: string
-  /** Stops the cluster (if running) and removes its files. */
-  readonly remove: () => Promise<void>
-}
-
-/**
- * A PostgreSQL server of the test file's own, for tests that stop and start it. Persistent:
- * stopping a non-persistent cluster deletes its files, and these tests start it again.
- */
-export const startOwnCluster = async (prefix: string): Promise<OwnCluster> => {
-  const dir = mkdtempSync(join(tmpdir(), `recon-${prefix}-pg-`))
-  chmodSync(dir, 0o755) // the embedded server runs as the unprivileged user "postgres" when we are root
-  const cluster = await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: true })
-  return {
-    cluster,
-    dir,
-    remove: async () => {
-      await cluster.stop().catch(() => {})
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }
-}

@@ -1,13 +1,16 @@
 // One PostgreSQL server per test run: DATABASE_URL when set, else an embedded cluster in a
 // temporary directory. The migrations are applied once, to a template database; each test file
 // then makes its own databases on the server as copies of it (see database.ts). The same
-// directory holds the files the run's commands write (their heartbeats), removed with it.
+// directory holds the files the run's commands write (their heartbeats), removed with it, and
+// the outage cluster the database-down tests stop and start (an embedded one even with
+// DATABASE_URL, a server they must not stop; see outage.ts).
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TestProject } from "vitest/node"
 import { startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabaseOn, dropDatabaseOn } from "./database.ts"
+import { serveOutageCluster } from "./outage.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -16,6 +19,8 @@ declare module "vitest" {
     readonly scratchDir: string
     /** The migrated database on `databaseUrl` that test databases are copies of. */
     readonly templateDatabase: string
+    /** The Unix socket through which test files take the outage cluster (see outage.ts). */
+    readonly outageSocket: string
   }
 }
 
@@ -25,7 +30,13 @@ export default async function setup(project: TestProject) {
   const scratch = join(dir, "scratch")
   mkdirSync(scratch)
   project.provide("scratchDir", scratch)
-  const removeDir = () => rmSync(dir, { recursive: true, force: true })
+  const outageSocket = join(dir, "outage.sock")
+  const outage = await serveOutageCluster(join(dir, "outage"), outageSocket)
+  project.provide("outageSocket", outageSocket)
+  const removeRun = async () => {
+    await outage.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
   const template = async (server: string) => {
     project.provide("databaseUrl", server)
     const url = await createMigratedDatabaseOn(server, "recon_template")
@@ -37,13 +48,13 @@ export default async function setup(project: TestProject) {
     const url = await template(external)
     return async () => {
       await dropDatabaseOn(external, new URL(url).pathname.slice(1))
-      removeDir()
+      await removeRun()
     }
   }
   const cluster = await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: false })
   await template(cluster.url)
   return async () => {
     await cluster.stop()
-    removeDir()
+    await removeRun()
   }
 }

@@ -1,29 +1,27 @@
 // wallet_service while PostgreSQL is stopped: agree and balance answer the 503 envelope (the
 // worker's client sees Unavailable, safe to send again), nothing is written, and once the
-// server is back the same call approves and credits once, without a restart. Own PostgreSQL.
+// server is back the same call approves and credits once, without a restart. On the run's outage
+// cluster (test/support/outage.ts), which it may stop.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { WalletClient } from "../../src/clients/WalletClient.ts"
-import type { EmbeddedCluster } from "../../src/db/EmbeddedPostgres.ts"
-import { createMigratedDatabaseOn, type OwnCluster, startOwnCluster } from "../support/database.ts"
+import { type OutageCluster, takeOutageCluster } from "../support/outage.ts"
 import { RECON_TOKEN, type Running } from "../support/recon.ts"
 import { agree, balance, createDeposit, startWallet, walletState } from "../support/wallet.ts"
 
-let own: OwnCluster
-let cluster: EmbeddedCluster
+let cluster: OutageCluster
 let db: string
 let wallet: Running
 
 beforeAll(async () => {
-  own = await startOwnCluster("wallet")
-  cluster = own.cluster
-  db = await createMigratedDatabaseOn(cluster.url, "wallet_down")
+  cluster = await takeOutageCluster("wallet_down")
+  db = cluster.url
   wallet = await startWallet(db)
 })
 afterAll(async () => {
   await wallet.close()
-  await own.remove()
+  await cluster.release()
 })
 
 const agreeThroughClient = (depositId: number, smsId: number) =>

@@ -1,30 +1,28 @@
 // PostgreSQL stopped for longer than the loops' TTLs under a running worker: readiness goes false,
 // webhooks are refused (never acknowledged), and once the server is back everything recovers
-// without a restart and no SMS is lost. This file runs its own PostgreSQL server so it can stop it.
+// without a restart and no SMS is lost. On the run's outage cluster (test/support/outage.ts), which
+// it may stop.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { join } from "node:path"
-import type { EmbeddedCluster } from "../../src/db/EmbeddedPostgres.ts"
-import { createMigratedDatabaseOn, type OwnCluster, startOwnCluster } from "../support/database.ts"
+import { type OutageCluster, takeOutageCluster } from "../support/outage.ts"
 import type { Running } from "../support/recon.ts"
 import { buildWorker, eventually, pushForwarder, realWait, register, smsRows, startPushServer } from "../support/worker.ts"
 
-let own: OwnCluster
-let cluster: EmbeddedCluster
+let cluster: OutageCluster
 let db: string
 let push: Running
 
 beforeAll(async () => {
-  own = await startOwnCluster("worker")
-  cluster = own.cluster
-  db = await createMigratedDatabaseOn(cluster.url, "down")
+  cluster = await takeOutageCluster("down")
+  db = cluster.url
   await register(db, { deviceId: "down-1", format: "smsforwarder" })
   push = await startPushServer(db)
 })
 afterAll(async () => {
   await push.close()
-  await own.remove()
+  await cluster.release()
 })
 
 const sms = (i: number) => `[Web발신]\n우리 11/22 13:${String(i).padStart(2, "0")}\n입금 ${30_000 + i}원\n이영희\n잔액 ${7_000_000 + i}`
@@ -32,7 +30,7 @@ const sms = (i: number) => `[Web발신]\n우리 11/22 13:${String(i).padStart(2,
 describe("the database goes away", () => {
   it.effect("readiness false past the TTL, webhooks refused, then recovery without a restart and nothing lost", () =>
     Effect.gen(function*() {
-      const { registry, fatal } = yield* buildWorker(db, join(own.dir, "worker.heartbeat"))
+      const { registry, fatal } = yield* buildWorker(db, join(cluster.dir, "worker.heartbeat"))
       yield* eventually("ready", registry.ready)
       const stamp = Date.now()
       const send = (i: number) => Effect.promise(() => pushForwarder(push.url, "down-1", { from: "15885000", sms: sms(i), timestamp: stamp + i }))
