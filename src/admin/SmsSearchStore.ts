@@ -39,6 +39,20 @@ interface Cursor {
   readonly id: number
 }
 
+type Filters = { readonly banks: ReadonlyArray<string>; readonly devices: ReadonlyArray<string> }
+
+export interface SmsSearchStoreShape {
+  /** A page of the SMS the filter finds, newest first. */
+  readonly list: (f: SmsQuery & Paging) => Effect.Effect<PageOf<ConsoleSmsRow>, SqlError.SqlError>
+  /**
+   * Every SMS the filter finds, newest first, in batches of {@link EXPORT_BATCH}: each batch one
+   * statement continuing after the last row of the one before (a month of SMS is streamed, not held).
+   */
+  readonly export: (f: SmsQuery) => Stream.Stream<ConsoleSmsRow, SqlError.SqlError>
+  /** The banks and devices to offer as filters. */
+  readonly filters: () => Effect.Effect<Filters, SqlError.SqlError>
+}
+
 const escapeLike = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 const make = Effect.gen(function*() {
@@ -70,46 +84,38 @@ const make = Effect.gen(function*() {
       ...(f.until != null ? [sql`received_at < ${new Date(f.until)}`] : [])
     ])
 
-  return {
-    /** A page of the SMS the filter finds, newest first. */
-    list: (f: SmsQuery & Paging): Effect.Effect<PageOf<ConsoleSmsRow>, SqlError.SqlError> =>
-      Effect.gen(function*() {
-        const { page, size, offset } = pageWindow(f)
-        const condition = where(f)
-        const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.shooter_sms WHERE ${condition}`
-        const items = yield* decodeRows(ConsoleSmsRow)(yield* sql`SELECT ${sql.literal(consoleSmsColumns)} FROM recon.shooter_sms
-          WHERE ${condition} ORDER BY created_at DESC, id DESC LIMIT ${size} OFFSET ${offset}`)
-        return { items, total: Number(count?.total ?? 0), page, page_size: size }
-      }),
+  const list = Effect.fn("SmsSearchStore.list")(function*(f: SmsQuery & Paging) {
+    const { page, size, offset } = pageWindow(f)
+    const condition = where(f)
+    const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.shooter_sms WHERE ${condition}`
+    const items = yield* decodeRows(ConsoleSmsRow)(yield* sql`SELECT ${sql.literal(consoleSmsColumns)} FROM recon.shooter_sms
+      WHERE ${condition} ORDER BY created_at DESC, id DESC LIMIT ${size} OFFSET ${offset}`)
+    return { items, total: Number(count?.total ?? 0), page, page_size: size }
+  })
 
-    /**
-     * Every SMS the filter finds, newest first, in batches of {@link EXPORT_BATCH}: each batch one
-     * statement continuing after the last row of the one before (a month of SMS is streamed, not held).
-     */
-    export: (f: SmsQuery): Stream.Stream<ConsoleSmsRow, SqlError.SqlError> =>
-      Stream.paginate(Option.none<Cursor>(), (after) =>
-        Effect.gen(function*() {
-          // The cursor's time as PostgreSQL prints it: microseconds kept, so no row is skipped or repeated.
-          const rows = yield* decodeRows(Schema.Struct({ ...ConsoleSmsRow.fields, cursor_at: Schema.String }))(yield* sql`
-            SELECT ${sql.literal(consoleSmsColumns)}, created_at::text AS cursor_at FROM recon.shooter_sms
-            WHERE ${where(f)} ${Option.match(after, { onNone: () => sql``, onSome: (c) => sql`AND (created_at, id) < (${c.at}::timestamptz, ${c.id})` })}
-            ORDER BY created_at DESC, id DESC LIMIT ${EXPORT_BATCH}`)
-          const last = rows.at(-1)
-          const next = rows.length < EXPORT_BATCH || last === undefined ? Option.none() : Option.some(Option.some({ at: last.cursor_at, id: last.id }))
-          return [rows.map(({ cursor_at: _, ...row }) => row), next] as const
-        })),
-
-    /** The banks and devices to offer as filters. */
-    filters: (): Effect.Effect<{ readonly banks: ReadonlyArray<string>; readonly devices: ReadonlyArray<string> }, SqlError.SqlError> =>
+  const exportRows = (f: SmsQuery) =>
+    Stream.paginate(Option.none<Cursor>(), (after) =>
       Effect.gen(function*() {
-        const banks = yield* sql<{ bank: string }>`SELECT bank FROM recon.shooter_template_recharge
-          UNION SELECT bank FROM recon.shooter_phone WHERE bank IS NOT NULL ORDER BY 1 LIMIT 200`
-        const devices = yield* sql<{ device_id: string }>`SELECT device_id FROM recon.shooter_device ORDER BY device_id LIMIT 500`
-        return { banks: banks.map((b) => b.bank), devices: devices.map((d) => d.device_id) }
-      })
-  }
+        // The cursor's time as PostgreSQL prints it: microseconds kept, so no row is skipped or repeated.
+        const rows = yield* decodeRows(Schema.Struct({ ...ConsoleSmsRow.fields, cursor_at: Schema.String }))(yield* sql`
+          SELECT ${sql.literal(consoleSmsColumns)}, created_at::text AS cursor_at FROM recon.shooter_sms
+          WHERE ${where(f)} ${Option.match(after, { onNone: () => sql``, onSome: (c) => sql`AND (created_at, id) < (${c.at}::timestamptz, ${c.id})` })}
+          ORDER BY created_at DESC, id DESC LIMIT ${EXPORT_BATCH}`)
+        const last = rows.at(-1)
+        const next = rows.length < EXPORT_BATCH || last === undefined ? Option.none() : Option.some(Option.some({ at: last.cursor_at, id: last.id }))
+        return [rows.map(({ cursor_at: _, ...row }) => row), next] as const
+      }))
+
+  const filters = Effect.fn("SmsSearchStore.filters")(function*() {
+    const banks = yield* sql<{ bank: string }>`SELECT bank FROM recon.shooter_template_recharge
+      UNION SELECT bank FROM recon.shooter_phone WHERE bank IS NOT NULL ORDER BY 1 LIMIT 200`
+    const devices = yield* sql<{ device_id: string }>`SELECT device_id FROM recon.shooter_device ORDER BY device_id LIMIT 500`
+    return { banks: banks.map((b) => b.bank), devices: devices.map((d) => d.device_id) }
+  })
+
+  return { list, export: exportRows, filters } satisfies SmsSearchStoreShape
 })
 
-export class SmsSearchStore extends Context.Service<SmsSearchStore, Effect.Success<typeof make>>()("recon/admin/SmsSearchStore") {
+export class SmsSearchStore extends Context.Service<SmsSearchStore, SmsSearchStoreShape>()("recon/admin/SmsSearchStore") {
   static readonly layer = Layer.effect(SmsSearchStore, make)
 }

@@ -81,6 +81,20 @@ const LOCK_NAMESPACE = "balance-account:"
 
 const isDecimal = (text: string | null) => text === null || Option.isSome(BigDecimal.fromString(text))
 
+export interface BalanceStoreShape {
+  /**
+   * Places balance facts (one per parsed or ignored message that carried a transaction), in the
+   * caller's transaction or a transaction of its own. Accounts are locked in key order first, so
+   * concurrent batches (several parse loops, several processes) never deadlock. A fact whose SMS
+   * was recorded before (a re-parse) changes nothing.
+   */
+  readonly record: (facts: ReadonlyArray<BalanceFact>) => Effect.Effect<Recorded, SqlError.SqlError>
+  /** /accounts/list: accounts with their open gaps, the latest balance first. */
+  readonly listAccounts: (
+    filter: Paging & { readonly has_gaps?: boolean | null | undefined }
+  ) => Effect.Effect<PageOf<typeof AccountRow.Type>, SqlError.SqlError>
+}
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const json = (value: unknown) => JSON.stringify(value)
@@ -93,14 +107,8 @@ const make = Effect.gen(function*() {
     `'device_id', ${alias}.device_id, 'direction', ${alias}.direction, 'amount', ${alias}.amount::text, ` +
     `'balance', ${alias}.balance::text, 'duplicate_of', ${alias}.duplicate_of)`)
 
-  /**
-   * Places balance facts (one per parsed or ignored message that carried a transaction), in the
-   * caller's transaction or a transaction of its own. Accounts are locked in key order first, so
-   * concurrent batches (several parse loops, several processes) never deadlock. A fact whose SMS
-   * was recorded before (a re-parse) changes nothing.
-   */
-  const record = (facts: ReadonlyArray<BalanceFact>): Effect.Effect<Recorded, SqlError.SqlError> =>
-    sql.withTransaction(Effect.gen(function*() {
+  const record = Effect.fn("BalanceStore.record")(function*(facts: ReadonlyArray<BalanceFact>) {
+    return yield* sql.withTransaction(Effect.gen(function*() {
       const usable = facts.filter((f) => isDecimal(f.amount) && isDecimal(f.balance))
       if (usable.length === 0) return { placed: 0, duplicates: 0, opened: 0, closed: 0 }
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -195,6 +203,7 @@ const make = Effect.gen(function*() {
         closed: all.reduce((n, p) => n + p.closed.length, 0)
       }
     }))
+  })
 
   /** The entries with each account's last balance, then the gaps closed, changed and opened (with their events). */
   const write = (placements: ReadonlyArray<{ readonly accountId: number; readonly placement: Placement }>, now: Date) =>
@@ -260,28 +269,26 @@ const make = Effect.gen(function*() {
       }
     })
 
-  /** /accounts/list: accounts with their open gaps, the latest balance first. */
-  const listAccounts = (filter: Paging & { readonly has_gaps?: boolean | null | undefined }): Effect.Effect<PageOf<typeof AccountRow.Type>, SqlError.SqlError> =>
-    Effect.gen(function*() {
-      const { page, size, offset } = pageWindow(filter)
-      const where = filter.has_gaps == null ? sql`true` : filter.has_gaps
-        ? sql`EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
-        : sql`NOT EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
-      const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.balance_account AS a WHERE ${where}`
-      const items = yield* decodeAccounts(yield* sql`
-        SELECT a.id, a.account, a.bank, a.device_id, a.sender, recon.amount_text(a.last_balance) AS last_balance, a.last_at,
-          COALESCE((SELECT jsonb_agg(jsonb_build_object('after_sms_id', g.after_sms_id, 'before_sms_id', g.before_sms_id,
-              'unexplained', recon.amount_text(g.unexplained), 'since', recon.iso_time(g.since)) ORDER BY g.since, g.id)
-            FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL), '[]'::jsonb) AS gaps
-        FROM recon.balance_account AS a WHERE ${where}
-        ORDER BY a.last_at DESC NULLS LAST, a.id DESC LIMIT ${size} OFFSET ${offset}`)
-      return { items, total: Number(count?.total ?? 0), page, page_size: size }
-    })
+  const listAccounts = Effect.fn("BalanceStore.listAccounts")(function*(filter: Paging & { readonly has_gaps?: boolean | null | undefined }) {
+    const { page, size, offset } = pageWindow(filter)
+    const where = filter.has_gaps == null ? sql`true` : filter.has_gaps
+      ? sql`EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
+      : sql`NOT EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
+    const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.balance_account AS a WHERE ${where}`
+    const items = yield* decodeAccounts(yield* sql`
+      SELECT a.id, a.account, a.bank, a.device_id, a.sender, recon.amount_text(a.last_balance) AS last_balance, a.last_at,
+        COALESCE((SELECT jsonb_agg(jsonb_build_object('after_sms_id', g.after_sms_id, 'before_sms_id', g.before_sms_id,
+            'unexplained', recon.amount_text(g.unexplained), 'since', recon.iso_time(g.since)) ORDER BY g.since, g.id)
+          FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL), '[]'::jsonb) AS gaps
+      FROM recon.balance_account AS a WHERE ${where}
+      ORDER BY a.last_at DESC NULLS LAST, a.id DESC LIMIT ${size} OFFSET ${offset}`)
+    return { items, total: Number(count?.total ?? 0), page, page_size: size }
+  })
 
-  return { record, listAccounts }
+  return { record, listAccounts } satisfies BalanceStoreShape
 })
 
-export class BalanceStore extends Context.Service<BalanceStore, Effect.Success<typeof make>>()("recon/db/BalanceStore") {
+export class BalanceStore extends Context.Service<BalanceStore, BalanceStoreShape>()("recon/db/BalanceStore") {
   /** For a loop's `start` (parse_loop): the store on the loop's own SqlClient. */
   static readonly make = make
   static readonly layer = Layer.effect(BalanceStore, make)

@@ -17,15 +17,20 @@ export interface Expired {
   readonly reopened: number
 }
 
-export const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-
+/** order_match_loop's expiry, made on the loop's own SqlClient. */
+export interface DepositExpiry {
   /**
    * Expires the pending deposits created more than `ttl` ago (by the Effect clock), except one that
    * an SMS is being approved against right now: the wallet decides that one.
    */
-  const expire = (ttl: Duration.Input): Effect.Effect<Expired, SqlError.SqlError> =>
-    sql.withTransaction(Effect.gen(function*() {
+  readonly expire: (ttl: Duration.Input) => Effect.Effect<Expired, SqlError.SqlError>
+}
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const expire = Effect.fn("DepositExpiry.expire")(function*(ttl: Duration.Input) {
+    return yield* sql.withTransaction(Effect.gen(function*() {
       const cutoff = new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(Duration.fromInputUnsafe(ttl)))
       const expired = yield* sql<{ id: bigint }>`
         WITH due AS (
@@ -57,8 +62,7 @@ export const make = Effect.gen(function*() {
       yield* Effect.logInfo(`${expired.length} pending deposits expired${reopened.length > 0 ? `; ${reopened.length} manual reviews back to unmatched` : ""}`)
       return { deposits: expired.length, reopened: reopened.length }
     }))
+  })
 
-  return { expire }
+  return { expire } satisfies DepositExpiry
 })
-
-export type DepositExpiry = Effect.Success<typeof make>

@@ -37,81 +37,86 @@ const DepositRow = Schema.Struct({
 const decodeSubjects = decodeRows(SubjectRow)
 const decodeDeposits = decodeRows(DepositRow)
 
+export interface SuggestionStoreShape {
+  /** The suggestions of each SMS (by id) that is unmatched or in manual review; others are absent. */
+  readonly forSms: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, ReadonlyArray<Suggestion>>, SqlError.SqlError>
+  /** sms/get's record with `match.suggestions` when it waits for a person (unmatched, manual_review). */
+  readonly attach: (detail: Detail) => Effect.Effect<Detail, SqlError.SqlError>
+}
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  /** The suggestions of each SMS (by id) that is unmatched or in manual review; others are absent. */
-  const forSms = (ids: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<Suggestion>>, SqlError.SqlError> =>
-    Effect.gen(function*() {
-      if (ids.length === 0) return new Map()
-      const subjects = yield* sql`
-        SELECT s.id, s.payer_name, s.payer_key, s.amount::text AS amount,
-          COALESCE(jsonb_agg(jsonb_build_object('sms_id', o.id, 'amount', recon.amount_text(o.amount)) ORDER BY o.distance, o.id)
-            FILTER (WHERE o.id IS NOT NULL), '[]'::jsonb) AS siblings
-        FROM recon.shooter_sms AS s
-        LEFT JOIN LATERAL (
-          SELECT o.id, o.amount, abs(extract(epoch FROM o.received_at - s.received_at)) AS distance
-          FROM recon.shooter_sms AS o
-          WHERE o.status IN ('unmatched', 'manual_review') AND o.payer_key = s.payer_key AND o.id <> s.id AND o.amount IS NOT NULL
-            AND o.received_at BETWEEN s.received_at - interval '24 hours' AND s.received_at + interval '24 hours'
-          ORDER BY distance, o.id LIMIT ${MAX_SIBLINGS}) AS o ON true
-        WHERE s.id IN ${sql.in(ids)} AND s.status IN ${sql.in(SUGGESTED_STATUSES)}
-        GROUP BY s.id`.pipe(Effect.flatMap(decodeSubjects))
-      const searches = subjects.flatMap((s) => {
-        if (s.payer_name === null || s.amount === null) return []
-        const keys = searchKeys(s.payer_name)
-        return [{
-          sms_id: s.id,
-          keys: keys.keys,
-          truncated: keys.truncated,
-          masked_prefix: keys.masked?.prefix ?? null,
-          masked_reversed: keys.masked?.reversedSuffix ?? null,
-          pattern: keys.masked?.pattern ?? null
-        }]
-      })
-      const deposits = searches.length === 0 ? [] : yield* sql`
-        SELECT x.sms_id, d.id AS deposit_id, d.player_id, d.from_bank_owner, recon.amount_text(d.amount) AS amount, d.owner_key, d.owner_loose_key
-        FROM jsonb_to_recordset(${JSON.stringify(searches)}::jsonb)
-          AS x(sms_id bigint, keys text[], truncated text, masked_prefix text, masked_reversed text, pattern text)
-        CROSS JOIN LATERAL (
-          (SELECT id FROM recon.deposit WHERE status = 'pending' AND owner_loose_key = ANY (x.keys COLLATE "C") LIMIT ${PER_SEARCH})
-          UNION
-          (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.truncated IS NOT NULL
-            AND owner_loose_key >= x.truncated COLLATE "C" AND owner_loose_key < (x.truncated || ${TOP}) COLLATE "C" LIMIT ${PER_SEARCH})
-          UNION
-          (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.masked_prefix IS NOT NULL
-            AND owner_loose_key >= x.masked_prefix COLLATE "C" AND owner_loose_key < (x.masked_prefix || ${TOP}) COLLATE "C"
-            AND owner_loose_key LIKE x.pattern COLLATE "C" LIMIT ${PER_SEARCH})
-          UNION
-          (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.masked_reversed IS NOT NULL
-            AND reverse(owner_loose_key) >= x.masked_reversed COLLATE "C" AND reverse(owner_loose_key) < (x.masked_reversed || ${TOP}) COLLATE "C"
-            AND owner_loose_key LIKE x.pattern COLLATE "C" LIMIT ${PER_SEARCH})
-        ) AS c
-        JOIN recon.deposit AS d ON d.id = c.id
-        -- A deposit another SMS is being approved against is taken.
-        WHERE NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS a WHERE a.status = 'approving' AND a.deposit_id = d.id)
-        ORDER BY x.sms_id, d.id`.pipe(Effect.flatMap(decodeDeposits))
-      const bySms = new Map<number, Array<typeof DepositRow.Type>>()
-      for (const d of deposits) bySms.set(d.sms_id, [...(bySms.get(d.sms_id) ?? []), d])
-      return new Map(subjects.map((s) => [s.id, suggest({
-        smsId: s.id,
-        payerName: s.payer_name,
-        payerKey: s.payer_key,
-        amount: s.amount,
-        siblings: s.siblings.map((o) => ({ smsId: o.sms_id, amount: o.amount }))
-      }, bySms.get(s.id) ?? [])]))
+  const forSms = Effect.fn("SuggestionStore.forSms")(function*(ids: ReadonlyArray<number>) {
+    if (ids.length === 0) return new Map<number, ReadonlyArray<Suggestion>>()
+    const subjects = yield* sql`
+      SELECT s.id, s.payer_name, s.payer_key, s.amount::text AS amount,
+        COALESCE(jsonb_agg(jsonb_build_object('sms_id', o.id, 'amount', recon.amount_text(o.amount)) ORDER BY o.distance, o.id)
+          FILTER (WHERE o.id IS NOT NULL), '[]'::jsonb) AS siblings
+      FROM recon.shooter_sms AS s
+      LEFT JOIN LATERAL (
+        SELECT o.id, o.amount, abs(extract(epoch FROM o.received_at - s.received_at)) AS distance
+        FROM recon.shooter_sms AS o
+        WHERE o.status IN ('unmatched', 'manual_review') AND o.payer_key = s.payer_key AND o.id <> s.id AND o.amount IS NOT NULL
+          AND o.received_at BETWEEN s.received_at - interval '24 hours' AND s.received_at + interval '24 hours'
+        ORDER BY distance, o.id LIMIT ${MAX_SIBLINGS}) AS o ON true
+      WHERE s.id IN ${sql.in(ids)} AND s.status IN ${sql.in(SUGGESTED_STATUSES)}
+      GROUP BY s.id`.pipe(Effect.flatMap(decodeSubjects))
+    const searches = subjects.flatMap((s) => {
+      if (s.payer_name === null || s.amount === null) return []
+      const keys = searchKeys(s.payer_name)
+      return [{
+        sms_id: s.id,
+        keys: keys.keys,
+        truncated: keys.truncated,
+        masked_prefix: keys.masked?.prefix ?? null,
+        masked_reversed: keys.masked?.reversedSuffix ?? null,
+        pattern: keys.masked?.pattern ?? null
+      }]
     })
+    const deposits = searches.length === 0 ? [] : yield* sql`
+      SELECT x.sms_id, d.id AS deposit_id, d.player_id, d.from_bank_owner, recon.amount_text(d.amount) AS amount, d.owner_key, d.owner_loose_key
+      FROM jsonb_to_recordset(${JSON.stringify(searches)}::jsonb)
+        AS x(sms_id bigint, keys text[], truncated text, masked_prefix text, masked_reversed text, pattern text)
+      CROSS JOIN LATERAL (
+        (SELECT id FROM recon.deposit WHERE status = 'pending' AND owner_loose_key = ANY (x.keys COLLATE "C") LIMIT ${PER_SEARCH})
+        UNION
+        (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.truncated IS NOT NULL
+          AND owner_loose_key >= x.truncated COLLATE "C" AND owner_loose_key < (x.truncated || ${TOP}) COLLATE "C" LIMIT ${PER_SEARCH})
+        UNION
+        (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.masked_prefix IS NOT NULL
+          AND owner_loose_key >= x.masked_prefix COLLATE "C" AND owner_loose_key < (x.masked_prefix || ${TOP}) COLLATE "C"
+          AND owner_loose_key LIKE x.pattern COLLATE "C" LIMIT ${PER_SEARCH})
+        UNION
+        (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.masked_reversed IS NOT NULL
+          AND reverse(owner_loose_key) >= x.masked_reversed COLLATE "C" AND reverse(owner_loose_key) < (x.masked_reversed || ${TOP}) COLLATE "C"
+          AND owner_loose_key LIKE x.pattern COLLATE "C" LIMIT ${PER_SEARCH})
+      ) AS c
+      JOIN recon.deposit AS d ON d.id = c.id
+      -- A deposit another SMS is being approved against is taken.
+      WHERE NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS a WHERE a.status = 'approving' AND a.deposit_id = d.id)
+      ORDER BY x.sms_id, d.id`.pipe(Effect.flatMap(decodeDeposits))
+    const bySms = new Map<number, Array<typeof DepositRow.Type>>()
+    for (const d of deposits) bySms.set(d.sms_id, [...(bySms.get(d.sms_id) ?? []), d])
+    return new Map(subjects.map((s) => [s.id, suggest({
+      smsId: s.id,
+      payerName: s.payer_name,
+      payerKey: s.payer_key,
+      amount: s.amount,
+      siblings: s.siblings.map((o) => ({ smsId: o.sms_id, amount: o.amount }))
+    }, bySms.get(s.id) ?? [])]))
+  })
 
-  /** sms/get's record with `match.suggestions` when it waits for a person (unmatched, manual_review). */
-  const attach = (detail: Detail): Effect.Effect<Detail, SqlError.SqlError> =>
-    !SUGGESTED_STATUSES.includes(detail.status) ? Effect.succeed(detail) : Effect.map(forSms([detail.id]), (found) => {
-      const match = detail.match === null ? {} : typeof detail.match === "object" && !Array.isArray(detail.match) ? detail.match : { detail: detail.match }
-      return { ...detail, match: { ...match, suggestions: found.get(detail.id) ?? [] } }
-    })
+  const attach = Effect.fn("SuggestionStore.attach")(function*(detail: Detail) {
+    if (!SUGGESTED_STATUSES.includes(detail.status)) return detail
+    const found = yield* forSms([detail.id])
+    const match = detail.match === null ? {} : typeof detail.match === "object" && !Array.isArray(detail.match) ? detail.match : { detail: detail.match }
+    return { ...detail, match: { ...match, suggestions: found.get(detail.id) ?? [] } }
+  })
 
-  return { forSms, attach }
+  return { forSms, attach } satisfies SuggestionStoreShape
 })
 
-export class SuggestionStore extends Context.Service<SuggestionStore, Effect.Success<typeof make>>()("recon/db/SuggestionStore") {
+export class SuggestionStore extends Context.Service<SuggestionStore, SuggestionStoreShape>()("recon/db/SuggestionStore") {
   static readonly layer = Layer.effect(SuggestionStore, make)
 }

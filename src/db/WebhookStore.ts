@@ -31,58 +31,65 @@ const webhookColumns = `w.id, w.url, w.events, w.created_at,
   (SELECT count(*) FROM recon.webhook_delivery AS d WHERE d.webhook_id = w.id AND d.status = 'pending') AS pending,
   (SELECT count(*) FROM recon.webhook_delivery AS d WHERE d.webhook_id = w.id AND d.status = 'failed') AS failed`
 
+type Webhook = typeof WebhookRow.Type
+type WebhookAttempt = typeof WebhookAttemptRow.Type
+
+export interface WebhookStoreShape {
+  readonly add: (hook: NewWebhook) => Effect.Effect<Webhook, SqlError.SqlError>
+  /** The webhooks newest first, each with its pending and failed deliveries counted. */
+  readonly list: (paging: Paging) => Effect.Effect<PageOf<Webhook>, SqlError.SqlError>
+  /** Its deliveries and their attempts go with it; the events stay. */
+  readonly remove: (id: number) => Effect.Effect<{ readonly id: number }, WebhookNotFound | SqlError.SqlError>
+  /** Every attempt, newest first. */
+  readonly attempts: (filter: AttemptFilter) => Effect.Effect<PageOf<WebhookAttempt>, SqlError.SqlError>
+}
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  return {
-    add: (hook: NewWebhook) =>
-      Effect.gen(function*() {
-        const rows = yield* sql`
-          WITH added AS (
-            INSERT INTO recon.webhook (url, secret, events)
-            VALUES (${hook.url}, ${hook.secret}, ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(hook.events)}::jsonb)))
-            RETURNING id, url, events, created_at)
-          SELECT id, url, events, created_at, 0 AS pending, 0 AS failed FROM added`
-        const [row] = yield* decodeWebhooks(rows)
-        return row!
-      }),
+  const add = Effect.fn("WebhookStore.add")(function*(hook: NewWebhook) {
+    const rows = yield* sql`
+      WITH added AS (
+        INSERT INTO recon.webhook (url, secret, events)
+        VALUES (${hook.url}, ${hook.secret}, ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(hook.events)}::jsonb)))
+        RETURNING id, url, events, created_at)
+      SELECT id, url, events, created_at, 0 AS pending, 0 AS failed FROM added`
+    const [row] = yield* decodeWebhooks(rows)
+    return row!
+  })
 
-    list: (paging: Paging): Effect.Effect<PageOf<typeof WebhookRow.Type>, SqlError.SqlError> =>
-      Effect.gen(function*() {
-        const { page, size, offset } = pageWindow(paging)
-        const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.webhook`
-        const items = yield* decodeWebhooks(yield* sql`SELECT ${sql.literal(webhookColumns)} FROM recon.webhook AS w
-          ORDER BY w.created_at DESC, w.id DESC LIMIT ${size} OFFSET ${offset}`)
-        return { items, total: Number(count?.total ?? 0), page, page_size: size }
-      }),
+  const list = Effect.fn("WebhookStore.list")(function*(paging: Paging) {
+    const { page, size, offset } = pageWindow(paging)
+    const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.webhook`
+    const items = yield* decodeWebhooks(yield* sql`SELECT ${sql.literal(webhookColumns)} FROM recon.webhook AS w
+      ORDER BY w.created_at DESC, w.id DESC LIMIT ${size} OFFSET ${offset}`)
+    return { items, total: Number(count?.total ?? 0), page, page_size: size }
+  })
 
-    /** Its deliveries and their attempts go with it; the events stay. */
-    remove: (id: number) =>
-      Effect.gen(function*() {
-        const rows = yield* sql`DELETE FROM recon.webhook WHERE id = ${id} RETURNING id`
-        if (rows.length === 0) return yield* new WebhookNotFound({ id })
-        return { id }
-      }),
+  const remove = Effect.fn("WebhookStore.remove")(function*(id: number) {
+    const rows = yield* sql`DELETE FROM recon.webhook WHERE id = ${id} RETURNING id`
+    if (rows.length === 0) return yield* new WebhookNotFound({ id })
+    return { id }
+  })
 
-    /** Every attempt, newest first. */
-    attempts: (filter: AttemptFilter): Effect.Effect<PageOf<typeof WebhookAttemptRow.Type>, SqlError.SqlError> =>
-      Effect.gen(function*() {
-        const { page, size, offset } = pageWindow(filter)
-        const where = sql.and([
-          ...(filter.event_id != null ? [sql`a.event_id = ${filter.event_id}`] : []),
-          ...(filter.webhook_id != null ? [sql`a.webhook_id = ${filter.webhook_id}`] : [])
-        ])
-        const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.webhook_attempt AS a WHERE ${where}`
-        const items = yield* decodeAttempts(yield* sql`
-          SELECT a.event_id, a.webhook_id, e.type, a.attempt, a.status, a.http_status, a.error, a.at
-          FROM recon.webhook_attempt AS a JOIN recon.webhook_event AS e ON e.id = a.event_id
-          WHERE ${where} ORDER BY a.at DESC, a.id DESC LIMIT ${size} OFFSET ${offset}`)
-        return { items, total: Number(count?.total ?? 0), page, page_size: size }
-      })
-  }
+  const attempts = Effect.fn("WebhookStore.attempts")(function*(filter: AttemptFilter) {
+    const { page, size, offset } = pageWindow(filter)
+    const where = sql.and([
+      ...(filter.event_id != null ? [sql`a.event_id = ${filter.event_id}`] : []),
+      ...(filter.webhook_id != null ? [sql`a.webhook_id = ${filter.webhook_id}`] : [])
+    ])
+    const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.webhook_attempt AS a WHERE ${where}`
+    const items = yield* decodeAttempts(yield* sql`
+      SELECT a.event_id, a.webhook_id, e.type, a.attempt, a.status, a.http_status, a.error, a.at
+      FROM recon.webhook_attempt AS a JOIN recon.webhook_event AS e ON e.id = a.event_id
+      WHERE ${where} ORDER BY a.at DESC, a.id DESC LIMIT ${size} OFFSET ${offset}`)
+    return { items, total: Number(count?.total ?? 0), page, page_size: size }
+  })
+
+  return { add, list, remove, attempts } satisfies WebhookStoreShape
 })
 
-export class WebhookStore extends Context.Service<WebhookStore, Effect.Success<typeof make>>()("recon/db/WebhookStore") {
+export class WebhookStore extends Context.Service<WebhookStore, WebhookStoreShape>()("recon/db/WebhookStore") {
   static readonly layer = Layer.effect(WebhookStore, make)
 }
 
@@ -124,16 +131,30 @@ export interface Attempt {
   readonly nextAt: Date | null
 }
 
-export const deliveries = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-
+/** webhook_delivery_loop's queries, made on the loop's own SqlClient. */
+export interface Deliveries {
   /**
    * Due deliveries (never tried, or their backoff or a dead process's lease over), leased to this
    * process, at most `perWebhook` in flight for any webhook, so one slow receiver never takes every
    * slot; the oldest first within a webhook.
    */
-  const claim = (c: Claim): Effect.Effect<ReadonlyArray<Claimed>, SqlError.SqlError> =>
-    c.limit <= 0 ? Effect.succeed([]) : sql`
+  readonly claim: (c: Claim) => Effect.Effect<ReadonlyArray<Claimed>, SqlError.SqlError>
+  /**
+   * The attempt and the delivery's new state, in one statement; nothing when the delivery moved on
+   * meanwhile (another process recorded this attempt after our lease ran out) or was deleted.
+   * Answers whether it was recorded.
+   */
+  readonly record: (a: Attempt) => Effect.Effect<boolean, SqlError.SqlError>
+  /** Leases given back (the loop stopped mid-request): due again at once, in this process or another. */
+  readonly release: (ids: ReadonlyArray<number>) => Effect.Effect<void, SqlError.SqlError>
+}
+
+export const deliveries: Effect.Effect<Deliveries, never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const claim = Effect.fn("WebhookDeliveries.claim")(function*(c: Claim) {
+    if (c.limit <= 0) return []
+    return yield* decodeClaimed(yield* sql`
       WITH due AS (
         SELECT d.id, d.webhook_id, row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_at NULLS FIRST, d.id) AS rank
         FROM recon.webhook AS w
@@ -151,14 +172,11 @@ export const deliveries = Effect.gen(function*() {
       FROM picked, recon.webhook AS w, recon.webhook_event AS e
       WHERE d.id = picked.id AND w.id = d.webhook_id AND e.id = d.event_id
       RETURNING d.id, d.event_id, d.webhook_id, d.attempts, d.first_attempt_at, w.url, w.secret, e.type, e.data,
-        recon.iso_time(e.created_at) AS created_at`.pipe(Effect.flatMap(decodeClaimed))
+        recon.iso_time(e.created_at) AS created_at`)
+  })
 
-  /**
-   * The attempt and the delivery's new state, in one statement; nothing when the delivery moved on
-   * meanwhile (another process recorded this attempt after our lease ran out) or was deleted.
-   */
-  const record = (a: Attempt): Effect.Effect<boolean, SqlError.SqlError> =>
-    sql`
+  const record = Effect.fn("WebhookDeliveries.record")(function*(a: Attempt) {
+    const rows = yield* sql`
       WITH moved AS (
         UPDATE recon.webhook_delivery SET status = ${a.status === "retrying" ? "pending" : a.status},
           attempts = ${a.attempt}, next_at = ${a.nextAt}
@@ -166,12 +184,15 @@ export const deliveries = Effect.gen(function*() {
         RETURNING id, event_id, webhook_id)
       INSERT INTO recon.webhook_attempt (delivery_id, event_id, webhook_id, attempt, status, http_status, error, at)
       SELECT id, event_id, webhook_id, ${a.attempt}, ${a.status}, ${a.httpStatus}, ${a.error}, ${a.at} FROM moved
-      RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
+      RETURNING id`
+    return rows.length > 0
+  })
 
-  /** Leases given back (the loop stopped mid-request): due again at once, in this process or another. */
-  const release = (ids: ReadonlyArray<number>) =>
-    ids.length === 0 ? Effect.void : Effect.asVoid(sql`
-      UPDATE recon.webhook_delivery SET next_at = NULL WHERE id IN ${sql.in(ids)} AND status = 'pending'`)
+  const release = Effect.fn("WebhookDeliveries.release")(function*(ids: ReadonlyArray<number>) {
+    if (ids.length === 0) return
+    yield* sql`
+      UPDATE recon.webhook_delivery SET next_at = NULL WHERE id IN ${sql.in(ids)} AND status = 'pending'`
+  })
 
-  return { claim, record, release }
+  return { claim, record, release } satisfies Deliveries
 })

@@ -37,13 +37,38 @@ export interface AgreedItem {
   readonly detail: string | null
 }
 
+/** One approval of a batch as the caller names it. */
+export interface AgreeItem {
+  readonly depositId: number
+  readonly smsId: number | null
+}
+
+export interface WalletStoreShape {
+  /**
+   * Approves pending deposit `depositId` (funded by SMS `smsId`, when given) and credits its
+   * player once, all in one transaction; a deposit approved before is a replay. A concurrent
+   * approval that links the same SMS first loses the unique key race here: a conflict too.
+   */
+  readonly agree: (depositId: number, smsId: number | null) => Effect.Effect<Agreed, DepositNotFound | AgreeConflict | SqlError.SqlError>
+  /**
+   * Several approvals in one transaction and one commit (wallet.agree_batch): each item exactly
+   * as `agree` decides it, a conflict or an unknown deposit answered for that item alone.
+   * Answers the items in the order given.
+   */
+  readonly agreeBatch: (items: ReadonlyArray<AgreeItem>) => Effect.Effect<ReadonlyArray<AgreedItem>, SqlError.SqlError>
+  /** The player's balance as a decimal string; "0" when never credited. */
+  readonly balance: (playerId: number) => Effect.Effect<string, PlayerNotFound | SqlError.SqlError>
+}
+
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const decodeAgree = Schema.decodeUnknownEffect(AgreeRow)
   const decodeBatch = decodeRows(AgreeBatchRow)
 
-  const approve = (depositId: number, smsId: number | null) =>
-    Effect.gen(function*() {
+  // No span of its own: the handler's wallet.agree.transaction is this transaction's span, its
+  // statement directly beneath it (test/observability/SmsTrace.test.ts reads the trace so).
+  const agree = Effect.fnUntraced(
+    function*(depositId: number, smsId: number | null) {
       const [raw] = yield* sql`SELECT outcome, detail FROM wallet.agree(${depositId}, ${smsId})`
       const row = yield* Effect.orDie(decodeAgree(raw))
       switch (row.outcome) {
@@ -56,48 +81,33 @@ const make = Effect.gen(function*() {
         case "conflict":
           return yield* new AgreeConflict({ detail: row.detail ?? "conflict" })
       }
-    })
+    },
+    (effect, _depositId, smsId) =>
+      effect.pipe(Effect.catchIf(
+        (error) => SqlError.isSqlError(error) && error.reason instanceof SqlError.UniqueViolation,
+        () => Effect.fail(new AgreeConflict({ detail: smsId === null ? "the SMS already funds another deposit" : `SMS ${smsId} already funds another deposit` }))
+      ))
+  )
 
-  return {
-    /**
-     * Approves pending deposit `depositId` (funded by SMS `smsId`, when given) and credits its
-     * player once, all in one transaction; a deposit approved before is a replay. A concurrent
-     * approval that links the same SMS first loses the unique key race here: a conflict too.
-     */
-    agree: (depositId: number, smsId: number | null): Effect.Effect<Agreed, DepositNotFound | AgreeConflict | SqlError.SqlError> =>
-      approve(depositId, smsId).pipe(
-        Effect.catchIf(
-          (error) => SqlError.isSqlError(error) && error.reason instanceof SqlError.UniqueViolation,
-          () => Effect.fail(new AgreeConflict({ detail: smsId === null ? "the SMS already funds another deposit" : `SMS ${smsId} already funds another deposit` }))
-        )
-      ),
+  const agreeBatch = Effect.fn("WalletStore.agreeBatch")(function*(items: ReadonlyArray<AgreeItem>) {
+    const rows = yield* sql`SELECT ord, outcome, detail FROM wallet.agree_batch(${
+      JSON.stringify(items.map((item) => ({ deposit_id: item.depositId, sms_id: item.smsId })))
+    }::jsonb)`.pipe(Effect.flatMap(decodeBatch))
+    const byOrd = new Map(rows.map((row) => [row.ord, row]))
+    if (byOrd.size !== items.length) return yield* Effect.die(new Error(`wallet.agree_batch answered ${byOrd.size} of ${items.length} items`))
+    return items.map((item, i): AgreedItem => ({ depositId: item.depositId, outcome: byOrd.get(i + 1)!.outcome, detail: byOrd.get(i + 1)!.detail }))
+  })
 
-    /**
-     * Several approvals in one transaction and one commit (wallet.agree_batch): each item exactly
-     * as `agree` decides it, a conflict or an unknown deposit answered for that item alone.
-     * Answers the items in the order given.
-     */
-    agreeBatch: (items: ReadonlyArray<{ readonly depositId: number; readonly smsId: number | null }>): Effect.Effect<ReadonlyArray<AgreedItem>, SqlError.SqlError> =>
-      Effect.gen(function*() {
-        const rows = yield* sql`SELECT ord, outcome, detail FROM wallet.agree_batch(${
-          JSON.stringify(items.map((item) => ({ deposit_id: item.depositId, sms_id: item.smsId })))
-        }::jsonb)`.pipe(Effect.flatMap(decodeBatch))
-        const byOrd = new Map(rows.map((row) => [row.ord, row]))
-        if (byOrd.size !== items.length) return yield* Effect.die(new Error(`wallet.agree_batch answered ${byOrd.size} of ${items.length} items`))
-        return items.map((item, i): AgreedItem => ({ depositId: item.depositId, outcome: byOrd.get(i + 1)!.outcome, detail: byOrd.get(i + 1)!.detail }))
-      }),
+  const balance = Effect.fn("WalletStore.balance")(function*(playerId: number) {
+    const [row] = yield* sql<{ balance: string }>`SELECT COALESCE(${sql.literal(amountText("b.balance"))}, '0') AS balance
+      FROM recon.player AS p LEFT JOIN wallet.balance AS b ON b.player_id = p.id WHERE p.id = ${playerId}`
+    if (row === undefined) return yield* new PlayerNotFound({ playerId })
+    return row.balance
+  })
 
-    /** The player's balance as a decimal string; "0" when never credited. */
-    balance: (playerId: number): Effect.Effect<string, PlayerNotFound | SqlError.SqlError> =>
-      Effect.gen(function*() {
-        const [row] = yield* sql<{ balance: string }>`SELECT COALESCE(${sql.literal(amountText("b.balance"))}, '0') AS balance
-          FROM recon.player AS p LEFT JOIN wallet.balance AS b ON b.player_id = p.id WHERE p.id = ${playerId}`
-        if (row === undefined) return yield* new PlayerNotFound({ playerId })
-        return row.balance
-      })
-  }
+  return { agree, agreeBatch, balance } satisfies WalletStoreShape
 })
 
-export class WalletStore extends Context.Service<WalletStore, Effect.Success<typeof make>>()("recon/wallet/WalletStore") {
+export class WalletStore extends Context.Service<WalletStore, WalletStoreShape>()("recon/wallet/WalletStore") {
   static readonly layer = Layer.effect(WalletStore, make)
 }
