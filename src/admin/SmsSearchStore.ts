@@ -10,6 +10,7 @@ import { decodeRows } from "../db/Codecs.ts"
 import { type PageOf, pageWindow, type Paging } from "../db/Pages.ts"
 import { smsColumns } from "../db/Sms.ts"
 import { ConsoleSmsRow } from "../api/ConsoleRecords.ts"
+import { containing } from "../domain/PgValues.ts"
 
 /** The statuses in which an SMS waits for a person (DESIGN section 11: `waiting_s` is set for these). */
 export const WAITING_STATUSES = ["need_check", "manual_review", "unmatched", "parse_failed"] as const satisfies ReadonlyArray<SmsStatus>
@@ -53,8 +54,6 @@ export interface SmsSearchStoreShape {
   readonly filters: () => Effect.Effect<Filters, SqlError.SqlError>
 }
 
-const escapeLike = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
@@ -65,12 +64,12 @@ const make = Effect.gen(function*() {
     const amount = parseAmount(q.replace(/\s/g, ""))
     const digits = q.replace(/[\s*-]/g, "")
     return sql.or([
-      sql`payer_name ILIKE ${escapeLike(q)}`,
-      sql`body ILIKE ${escapeLike(q)}`,
+      sql`payer_name ILIKE ${containing(q)}`,
+      sql`body ILIKE ${containing(q)}`,
       ...(id === undefined ? [] : [sql`id = ${id}`]),
       ...(amount === undefined ? [] : [sql`amount = ${amount}::numeric`]),
       // Account numbers are printed with hyphens and masks (352-****-4273-63): compare the digits.
-      ...(/^\d{3,}$/.test(digits) ? [sql`regexp_replace(body, '[^0-9]', '', 'g') LIKE ${escapeLike(digits)}`] : [])
+      ...(/^\d{3,}$/.test(digits) ? [sql`regexp_replace(body, '[^0-9]', '', 'g') LIKE ${containing(digits)}`] : [])
     ])
   }
 

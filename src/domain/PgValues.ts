@@ -101,3 +101,9 @@ export const DbTime = Schema.Date.pipe(
 )
 
 export const DbTimeOrNull = Schema.NullOr(DbTime)
+
+/** `text` as a LIKE pattern that matches it literally (`\`, `%` and `_` escaped; LIKE's default escape is `\`). */
+export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/** A LIKE pattern: any text that contains `text`. */
+export const containing = (text: string): string => `%${escapeLike(text)}%`

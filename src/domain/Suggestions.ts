@@ -3,6 +3,7 @@
 // is never approved without a person. Pure: the store finds the deposits worth a look with the
 // search keys made here, and `suggest` decides what is shown.
 import { BigDecimal, Option } from "effect"
+import { escapeLike } from "./PgValues.ts"
 
 /** Why a deposit is suggested (DESIGN section 11): how the names relate, and how the amounts do. */
 export const SUGGESTION_REASONS = ["name_separators", "name_prefix", "name_truncated", "masked_name", "amount_differs", "sum_of_sms"] as const
@@ -84,8 +85,6 @@ export interface SearchKeys {
     readonly reversedSuffix: string | null
   } | null
 }
-
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 export const searchKeys = (payerName: string): SearchKeys => {
   const s = looseNameKey(payerName)

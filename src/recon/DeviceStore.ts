@@ -7,7 +7,8 @@ import { decodeRows } from "../db/Codecs.ts"
 import type { PageOf, Paging } from "../db/Pages.ts"
 import { DeviceRow, PhoneRow, RegistrationRow } from "../domain/Records.ts"
 import type { PushFormat } from "../domain/Records.ts"
-import { containing, makeTables } from "./ReconTables.ts"
+import { makeTables } from "./ReconTables.ts"
+import { containing } from "../domain/PgValues.ts"
 
 /** No push registration has this id. */
 export class RegistrationNotFound extends Schema.TaggedError<RegistrationNotFound>()("RegistrationNotFound", { id: Schema.Int }) {}

@@ -9,9 +9,6 @@ import { CHANGES_CHANNEL } from "../db/Sms.ts"
 
 type Decodable = Schema.Top & { readonly DecodingServices: never }
 
-/** `%text%` for LIKE, the text's own `%`, `_` and `\` matched as themselves. */
-export const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-
 export const makeTables = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 

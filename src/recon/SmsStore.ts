@@ -10,7 +10,8 @@ import { smsColumns } from "../db/Sms.ts"
 import { DecisionRow, SmsDetailRow, SmsRow } from "../domain/Records.ts"
 import type { DecisionAction, SmsStatus } from "../domain/Records.ts"
 import { compactForComparison } from "../domain/SmsText.ts"
-import { containing, makeTables } from "./ReconTables.ts"
+import { makeTables } from "./ReconTables.ts"
+import { containing } from "../domain/PgValues.ts"
 
 /** No SMS has this id. */
 export class SmsNotFound extends Schema.TaggedError<SmsNotFound>()("SmsNotFound", { smsId: Schema.Int }) {}
