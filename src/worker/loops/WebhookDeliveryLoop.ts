@@ -7,7 +7,7 @@
 // finished request records its attempt (the retry time with it) and kicks the loop for more.
 import { Cause, Clock, Duration, Effect, FiberSet } from "effect"
 import { makeSender, REQUEST_TIMEOUT } from "../../clients/WebhookClient.ts"
-import { type Claimed, deliveries } from "../../db/WebhookStore.ts"
+import { type Claimed, type Deliveries, deliveries } from "../../db/WebhookStore.ts"
 import { afterAttempt, type AttemptStatus } from "../../domain/Webhooks.ts"
 import { Kicks, type Loop } from "./Loop.ts"
 
@@ -58,7 +58,7 @@ const makeSlots = () => {
 
 /** One delivery's request and its attempt recorded; its slot given back and the loop kicked for more. */
 const deliver = (
-  store: Effect.Success<typeof deliveries>,
+  store: Deliveries,
   sender: Effect.Success<typeof makeSender>,
   report: ReturnType<typeof makeReport>,
   done: (d: Claimed) => Effect.Effect<void>
