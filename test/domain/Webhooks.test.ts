@@ -1,9 +1,9 @@
 // Webhooks' pure rules: the body and its signature (a known answer computed elsewhere), the retry
 // schedule over a whole day, and which URLs are accepted.
 import { assert, describe, it } from "@effect/vitest"
+import { inject } from "vitest"
 import { Result } from "effect"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterAttempt, checkWebhookUrl, eventBody, retryDelayMillis, RETRY_FOR_MS, signature } from "../../src/domain/Webhooks.ts"
@@ -23,7 +23,7 @@ describe("the README's receiver snippet", () => {
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
     const snippet = /\*\*Verifying a delivery\*\*[^`]*```js\n([\s\S]*?)```/.exec(readme)?.[1]
     assert.isDefined(snippet)
-    const file = join(mkdtempSync(join(tmpdir(), "recon-readme-")), "verify.mjs")
+    const file = join(mkdtempSync(join(inject("scratchDir"), "readme-")), "verify.mjs")
     writeFileSync(file, snippet!)
     const { verifyRecon } = await import(pathToFileURL(file).href)
     const body = eventBody({ id: 3, type: "balance.gap", created_at: "2026-07-09T01:02:03.004Z", data: { unexplained: "50000" } })

@@ -3,11 +3,11 @@
 // worker's runtime POSTing them to a local receiver that answers, fails, hangs and recovers; time
 // (timeouts, backoff, the 24 h) through the TestClock.
 import { assert, describe, it } from "@effect/vitest"
+import { inject } from "vitest"
 import { Clock, Effect, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { BalanceStore } from "../../src/db/BalanceStore.ts"
 import { WebhookDeliveryLoop } from "../../src/worker/loops/WebhookDeliveryLoop.ts"
@@ -31,7 +31,7 @@ const setUp = (prefix: string) =>
   Effect.gen(function*() {
     const db = yield* Effect.promise(() => createMigratedDatabase(prefix))
     const server = yield* serve(startRecon(db))
-    const worker = yield* buildWorker(db, join(mkdtempSync(join(tmpdir(), "recon-hooks-")), "hb"), {
+    const worker = yield* buildWorker(db, join(mkdtempSync(join(inject("scratchDir"), "hooks-")), "hb"), {
       loops: [WebhookDeliveryLoop],
       backoff: Schedule.spaced("20 millis")
     })

@@ -3,11 +3,11 @@
 // it; it is restarted and readiness returns; a batch caught by the batchers' death is answered, and
 // the SMS after it are stored by the restarted batchers.
 import { assert, describe, it } from "@effect/vitest"
+import { inject } from "vitest"
 import { Effect, Fiber, Option, Schedule } from "effect"
 import { TestClock } from "effect/testing"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PhoneWhitelistLoop } from "../../src/worker/loops/PhoneWhitelistLoop.ts"
 import { createMigratedDatabase, holdTableLock, runSql } from "../support/database.ts"
@@ -34,7 +34,7 @@ const setUp = (prefix: string) =>
   Effect.gen(function*() {
     const db = yield* Effect.promise(() => createMigratedDatabase(prefix))
     yield* Effect.promise(() => register(db, { deviceId: "phone-1", format: "smsforwarder" }))
-    const heartbeat = join(mkdtempSync(join(tmpdir(), "recon-components-")), "worker.heartbeat")
+    const heartbeat = join(mkdtempSync(join(inject("scratchDir"), "components-")), "worker.heartbeat")
     const worker = yield* buildWorker(db, heartbeat, { loops: [PhoneWhitelistLoop], backoff: Schedule.spaced("20 millis") })
     const push = yield* servePush(worker)
     yield* eventually("ready", worker.registry.ready)
