@@ -121,7 +121,6 @@ export const DecisionRow = Schema.Struct({
   to_status: SmsStatus,
   decided_at: DbTime
 })
-export type Decision = typeof DecisionRow.Type
 
 export const TopInfo = Schema.Struct({
   sms_need_check_cnt: Schema.Int,
