@@ -9,14 +9,15 @@
 # DATABASE_URL a command says so and exits.
 ARG NODE_IMAGE=node:24-slim
 
-# Every dependency (the type definitions, TypeScript) and the build to dist/.
+# Every dependency and the build to dist/ (build.ts: src/ bundled by rolldown, whose native
+# binding is one of the optional dependencies; this stage is not kept).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=optional --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+COPY build.ts ./
 COPY src ./src
-RUN npm run build && rm dist/.tsbuildinfo
+RUN npm run build
 
 # The production dependencies only.
 FROM ${NODE_IMAGE} AS dependencies

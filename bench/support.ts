@@ -8,6 +8,7 @@ import { loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { pgLayer } from "../src/db/Database.ts"
 import { freePort, startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
+import { SERVICE_NODE_FLAGS } from "../src/commands/NodeFlags.ts"
 import { runMigrations } from "../src/db/Migrations.ts"
 
 export interface BenchDatabase {
@@ -156,7 +157,7 @@ export const startService = async (command: string, portKey: string, env: Record
   // BENCH_NODE_ARGS: Node flags for the services (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"); given
   // here, with the service flags of main.ts, so the process is not replaced by one without them.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
-  const flags = nodeArgs.length === 0 ? [] : ["--max-semi-space-size=2", "--expose-gc", ...nodeArgs]
+  const flags = nodeArgs.length === 0 ? [] : [...SERVICE_NODE_FLAGS, ...nodeArgs]
   const child = spawn(process.execPath, [...flags, reconEntry(), command], {
     env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env, [portKey]: String(port) },
     stdio: ["ignore", verbose ? "inherit" : "ignore", verbose ? "inherit" : "ignore"]

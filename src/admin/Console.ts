@@ -7,7 +7,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { readdirSync, readFileSync } from "node:fs"
 import { extname } from "node:path"
 
-/** web/console/ beside src/ and dist/ alike (both are one level under the package root). */
+/** web/console/ from src/admin/ and dist/chunks/ alike (both two levels under the package root; build.ts keeps it so). */
 export const CONSOLE_DIR = new URL("../../web/console/", import.meta.url)
 
 const contentTypes: Record<string, string> = {

@@ -170,8 +170,7 @@ describe("Dockerfile", () => {
       "*",
       "!package.json",
       "!package-lock.json",
-      "!tsconfig.json",
-      "!tsconfig.build.json",
+      "!build.ts",
       "!src/",
       "!web/console/"
     ])

