@@ -72,7 +72,11 @@ const worker = await startService("worker", "SVC_PUSH_PORT", {
   ADMIN_SERVICE_URL: "http://127.0.0.1:9"
 })
 if (!(await waitFor(`${wallet.base}/health`)) || !(await waitFor(`${worker.base}/health/ready`, 120_000))) {
-  report("the services did not start")
+  const state = (service: typeof wallet) => service.child.exitCode === null ? "running, not ready" : `exited with code ${service.child.exitCode}`
+  report(`the services did not start: wallet ${state(wallet)}, worker ${state(worker)}`)
+  for (const service of [worker, wallet]) service.child.kill("SIGTERM")
+  await Promise.all([worker.exited, wallet.exited])
+  await db.close()
   process.exit(1)
 }
 
@@ -107,6 +111,14 @@ interface Approved {
   readonly stored: number
   readonly credited: number
   readonly at: number
+  /**
+   * Between them: parse_loop's transaction (its balance entry's created_at), the match pass
+   * (match_detail.decided_at) and the wallet's answer received (match_detail.wallet.at), the
+   * latter two on the worker's clock (the same machine's).
+   */
+  readonly placed: number
+  readonly decided: number
+  readonly answered: number
 }
 
 /** When each SMS was stored, credited and recorded approved, once all of them are approved. */
@@ -116,13 +128,23 @@ const approvedAt = async (ids: ReadonlyArray<number>, timeoutMs = 600_000): Prom
   while (Date.now() < until) {
     const rows = await db.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ id: bigint; stored: string; credited: string; at: string }>`SELECT s.id, ${sql.literal(ms("s.created_at"))} AS stored,
-          ${sql.literal(ms("d.approved_at"))} AS credited, ${sql.literal(ms("s.updated_at"))} AS at
+      return yield* sql<{ id: bigint; stored: string; credited: string; at: string; placed: string; decided: string; answered: string }>`SELECT s.id,
+          ${sql.literal(ms("s.created_at"))} AS stored, ${sql.literal(ms("d.approved_at"))} AS credited, ${sql.literal(ms("s.updated_at"))} AS at,
+          ${sql.literal(ms("(SELECT e.created_at FROM recon.balance_entry AS e WHERE e.sms_id = s.id)"))} AS placed,
+          ${sql.literal(ms("(s.match_detail->>'decided_at')::timestamptz"))} AS decided,
+          ${sql.literal(ms("(s.match_detail->'wallet'->>'at')::timestamptz"))} AS answered
         FROM recon.shooter_sms AS s JOIN recon.deposit AS d ON d.id = s.deposit_id
         WHERE s.id IN ${sql.in(ids)} AND s.status = 'approved'`
     }))
     if (rows.length === ids.length) {
-      return new Map(rows.map((r) => [Number(r.id), { stored: Number(r.stored), credited: Number(r.credited), at: Number(r.at) }]))
+      return new Map(rows.map((r) => [Number(r.id), {
+        stored: Number(r.stored),
+        credited: Number(r.credited),
+        at: Number(r.at),
+        placed: Number(r.placed),
+        decided: Number(r.decided),
+        answered: Number(r.answered)
+      }]))
     }
     await sleep(200)
   }
@@ -175,6 +197,9 @@ await approvedAt((await paced(WARM, 200, RATE)).map((s) => s.smsId))
   const part = (label: string, values: ReadonlyArray<number>) => `${label} p50 ${ms(percentile(values, 50))} p99 ${ms(percentile(values, 99))}`
   report(`  of which: ${part("sent → stored", sorted((s, a) => a.stored - s.sentAt))}; ${part("stored → credited (parse, match, wallet)", sorted((_, a) => a.credited - a.stored))}; ` +
     `${part("credited → recorded", sorted((_, a) => a.at - a.credited))}`)
+  report(`  by stage: ${part("stored → parse_loop's transaction", sorted((_, a) => a.placed - a.stored))}; ${part("→ the match pass", sorted((_, a) => a.decided - a.placed))}; ` +
+    `${part("→ the wallet's transaction", sorted((_, a) => a.credited - a.decided))}; ${part("→ its answer in the worker", sorted((_, a) => a.answered - a.credited))}; ` +
+    `${part("→ recorded", sorted((_, a) => a.at - a.answered))}`)
 }
 
 // 3. pgbench -N (simple-update TPC-B, 8 clients, 20 s) on the same server while the services idle.
