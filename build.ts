@@ -1,9 +1,10 @@
-// The build (`npm run build`, `node build.ts`): src/main.ts and what it loads, bundled into dist/ as ES modules
-// (`tsc` only type-checks: `npm run typecheck`). Bundled, a service loads only the code it
-// reaches, without comments: effect's modules are kept whole and documented in node_modules, and a
-// process that imports them from there holds every one of them and their doc comments as source
-// text in its heap (BENCHMARKS.md, "Memory": the idle worker 99 → 85 MB). Each command's code stays a
-// chunk of its own, loaded when the command runs (commands/Commands.ts), so `probe` stays small.
+// The build (`npm run build`, `node build.ts`): src/main.ts and what it loads, bundled into dist/
+// as ES modules (`tsc` only type-checks: `npm run typecheck`). Bundled, a service loads only the
+// code it reaches, without comments: effect's modules are kept whole and documented in
+// node_modules, and a process that imports them from there holds every one of them and their doc
+// comments as source text in its heap (BENCHMARKS.md, "Memory: the bundle and `--single-threaded`":
+// the idle worker 99 → 85 MB). Each command's code stays a chunk of its own, loaded when the
+// command runs (commands/Commands.ts), so `probe` stays small.
 //
 // dist/main.js is the entry; every other chunk is in dist/chunks/, two levels under the package
 // root like src/admin/Console.ts, which finds web/console/ from there. The embedded PostgreSQL

@@ -1,5 +1,5 @@
 // The Node flags every service command runs with (main.ts re-executes the process with them once;
-// the benchmarks start services with them too). Measured in BENCHMARKS.md ("Memory"):
+// the benchmarks start services with them too). Measured in BENCHMARKS.md:
 // - a small young generation: V8's default reserves ~60 MB more than a service uses, and at these
 //   allocation rates a small one is also faster (bench/worker.ts: idle RSS 150 → 120 MB, ingest
 //   2,000 → 2,400 SMS/s);
