@@ -52,8 +52,23 @@ interface Demo {
   readonly kill: () => Promise<void>
 }
 
-/** Starts the demo in `dir` and waits until it prints what to open (the database initialised, the seed done). */
-const startDemo = async (extraEnv: Record<string, string> = {}): Promise<Demo> => {
+/**
+ * Starts the demo in `dir` and waits until it prints what to open (the database initialised, the
+ * seed done). A port found free may be taken by another test's server before the demo listens on
+ * it (the demo first starts its database, seconds): then it is started again on other ports.
+ */
+const startDemo = async (extraEnv: Record<string, string> = {}, attempts = 3): Promise<Demo> => {
+  try {
+    return await startDemoOnce(extraEnv)
+  } catch (error) {
+    if (attempts > 1 && error instanceof PortTaken) return startDemo(extraEnv, attempts - 1)
+    throw error
+  }
+}
+
+class PortTaken extends Error {}
+
+const startDemoOnce = async (extraEnv: Record<string, string>): Promise<Demo> => {
   const [recon, push, admin, wallet] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
   const child = spawn(process.execPath, [MAIN, "all", "--demo"], {
     cwd: dir,
@@ -86,6 +101,7 @@ const startDemo = async (extraEnv: Record<string, string> = {}): Promise<Demo> =
   const adminToken = output.match(/SVC_INTERNAL_SERVICE_TOKEN_ADMIN=(\S+)/)?.[1]
   if (account === undefined || password === undefined || adminToken === undefined) {
     await kill()
+    if (output.includes("the port is in use")) throw new PortTaken(output)
     throw new Error(`the demo did not start:\n${output}`)
   }
   return {
