@@ -8,7 +8,7 @@ import { loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { pgLayer } from "../src/db/Database.ts"
 import { freePort, startEmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
-import { SERVICE_NODE_FLAGS } from "../src/commands/NodeFlags.ts"
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from "../src/commands/NodeFlags.ts"
 import { runMigrations } from "../src/db/Migrations.ts"
 
 export interface BenchDatabase {
@@ -159,7 +159,7 @@ export const startService = async (command: string, portKey: string, env: Record
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
   const flags = nodeArgs.length === 0 ? [] : [...SERVICE_NODE_FLAGS, ...nodeArgs]
   const child = spawn(process.execPath, [...flags, reconEntry(), command], {
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env, [portKey]: String(port) },
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...SERVICE_ENV, ...env, [portKey]: String(port) },
     stdio: ["ignore", verbose ? "inherit" : "ignore", verbose ? "inherit" : "ignore"]
   })
   const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))

@@ -3,16 +3,17 @@
 // table loads each command lazily, so `probe` and `meta` load nothing else and the container probe
 // stays fast.
 import { find, usage } from "./commands/Commands.ts"
-import { flagsChosen, SERVICE_NODE_FLAGS } from "./commands/NodeFlags.ts"
+import { flagsChosen, SERVICE_ENV, SERVICE_NODE_FLAGS } from "./commands/NodeFlags.ts"
 
 const [name, ...args] = process.argv.slice(2)
 const isHelp = (arg: string | undefined) => arg === "--help" || arg === "-h" || arg === "help"
 const command = find(name)
 
-// The services run with their Node flags (commands/NodeFlags.ts). Flags must be given at start, so
-// the process replaces itself once (same pid) with the flags added, unless they were chosen already.
+// The services run with their Node flags and environment (commands/NodeFlags.ts). Both must be
+// given at start, so the process replaces itself once (same pid) with them added, unless the
+// flags were chosen already.
 if (command?.service === true && !isHelp(args[0]) && typeof process.execve === "function" && !flagsChosen(process.execArgv)) {
-  process.execve(process.execPath, [process.execPath, ...SERVICE_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)], process.env)
+  process.execve(process.execPath, [process.execPath, ...SERVICE_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { ...SERVICE_ENV, ...process.env })
 }
 
 if (command !== undefined && command.help === undefined) {

@@ -4,6 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from "../../src/commands/NodeFlags.ts"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase } from "../support/database.ts"
 import { probe, spawnCommand, spawnScript, waitForUrl } from "../support/process.ts"
@@ -32,6 +33,10 @@ describe("worker process", () => {
     assert.isTrue(await waitForUrl(`${worker.base}/health/ready`), worker.output())
     const live = await fetch(`${worker.base}/health/live`)
     assert.strictEqual(live.status, 200)
+    // It replaced itself (same pid) with the service flags and environment of commands/NodeFlags.ts.
+    const proc = (file: string) => readFileSync(`/proc/${worker.child.pid}/${file}`, "utf8").split("\0")
+    for (const flag of SERVICE_NODE_FLAGS) assert.include(proc("cmdline"), flag)
+    for (const [key, value] of Object.entries(SERVICE_ENV)) assert.include(proc("environ"), `${key}=${value}`)
     let verdict = probe(heartbeat)
     for (let i = 0; i < 50 && verdict.code !== 0; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100))
