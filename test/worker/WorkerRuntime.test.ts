@@ -88,7 +88,10 @@ describe("supervised loops", () => {
       assert.isTrue(others.every((l) => l.fresh))
       // Mended: the next retry succeeds and readiness returns.
       yield* query(db, "ALTER TABLE recon.shooter_phone_gone RENAME TO shooter_phone")
-      yield* advanceTo(41_000)
+      // Its next retry comes within the backoff's cap: the loop's period (10 s), jittered by up to
+      // 1.2×, after the last one. The clock moves a second at a time until it has come (a fixed
+      // 41 s stopped short of a retry drawn late, and the test then waited on a clock standing still).
+      for (let at = 31_000; at <= 45_000 && !(yield* registry.ready); at += 1000) yield* advanceTo(at)
       yield* eventually("ready again", registry.ready)
       assert.strictEqual((yield* loop()).restarts, 0)
     }), 30_000)
