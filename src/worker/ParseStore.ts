@@ -1,9 +1,11 @@
 // The queries of parse_loop: the templates with the version of the table they are of, the claim of
-// `received` SMS (SKIP LOCKED, answering the version too), and the write of what was read, taken
-// only while the templates it was read with are still the table's. The transaction around them is
-// the loop's: claim, parse, write and balance placement commit together.
-import { Context, Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
+// `received` SMS (SKIP LOCKED, answering the version too), the write of what was read, taken only
+// while the templates it was read with are still the table's, and the balance facts it left to be
+// placed (migration 0019). The transactions around them are the loop's: a pass's claim and write
+// commit together; a handed-over SMS's write is one statement.
+import { Context, Duration, Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
+import type { BalanceFact } from "../domain/BalanceSequence.ts"
 import type { ParseOutcome, RuleSource } from "../domain/SmsParse.ts"
 import { DbId } from "../domain/PgValues.ts"
 import { countParses } from "../observability/Metrics.ts"
@@ -44,11 +46,43 @@ export type Written =
   | { readonly _tag: "Written"; readonly ids: ReadonlySet<number> }
   | { readonly _tag: "TemplatesChanged" }
 
-/** One SMS read, and what it was read as. */
+/** One SMS read, what it was read as, and the balance fact to place in its account (if any). */
 export interface Read {
   readonly id: number
   readonly outcome: ParseOutcome
+  readonly fact: BalanceFact | undefined
 }
+
+/** A balance fact as balance_pending keeps it (JSON: times as ISO strings). */
+const PendingFact = Schema.Struct({
+  smsId: Schema.Number,
+  receivedAt: Schema.DateFromString,
+  deviceId: Schema.String,
+  sender: Schema.String,
+  bank: Schema.NullOr(Schema.String),
+  account: Schema.NullOr(Schema.String),
+  direction: Schema.Literals(["in", "out"]),
+  amount: Schema.String,
+  balance: Schema.NullOr(Schema.String),
+  txnAt: Schema.NullOr(Schema.DateFromString)
+})
+const encodeFact = Schema.encodeSync(PendingFact)
+const PendingRow = Schema.Struct({ fact: PendingFact })
+
+/** The fact of a read, as the write records it in balance_pending (null: nothing to place). */
+const pendingOf = (fact: BalanceFact | undefined) =>
+  fact === undefined ? null : encodeFact({
+    smsId: fact.smsId,
+    receivedAt: fact.receivedAt,
+    deviceId: fact.deviceId,
+    sender: fact.sender,
+    bank: fact.bank ?? null,
+    account: fact.account ?? null,
+    direction: fact.direction,
+    amount: fact.amount,
+    balance: fact.balance,
+    txnAt: fact.txnAt ?? null
+  })
 
 /** The template_version column (bigint) as text, as the write compares it. */
 const Version = Schema.Union([Schema.BigInt, Schema.Number, Schema.String]).pipe(
@@ -79,10 +113,11 @@ const ClaimResult = Schema.Union([
 
 const WriteResult = Schema.Struct({ version: Schema.String, ids: Schema.Array(DbId) })
 
-const rowFor = ({ id, outcome }: Read) =>
+const rowFor = ({ id, outcome, fact }: Read) =>
   outcome.status === "parsed"
     ? {
       id: String(id),
+      fact: pendingOf(fact),
       status: outcome.status,
       bank: outcome.bank,
       payer_name: outcome.payerName,
@@ -94,6 +129,7 @@ const rowFor = ({ id, outcome }: Read) =>
     }
     : {
       id: String(id),
+      fact: pendingOf(fact),
       status: outcome.status,
       bank: null,
       payer_name: null,
@@ -111,9 +147,14 @@ export class ParseStore extends Context.Service<ParseStore, {
   claim(limit: number): Effect.Effect<Claimed, SqlError.SqlError>
   /**
    * What was read, written over the SMS still `received` (one statement), if the table's templates
-   * are still those of `version`; the SMS written are counted and reported once committed.
+   * are still those of `version`; the SMS written are counted and reported once committed, and their
+   * balance facts recorded in balance_pending by the same statement.
    */
   write(reads: ReadonlyArray<Read>, version: string | undefined): Effect.Effect<Written, SqlError.SqlError>
+  /** Balance facts recorded at least `age` ago and still not placed (their placer died), the oldest first. */
+  leftBehind(age: Duration.Duration, limit: number): Effect.Effect<ReadonlyArray<BalanceFact>, SqlError.SqlError>
+  /** The facts of these SMS placed (or given up): no longer pending. In the placing transaction. */
+  placed(smsIds: ReadonlyArray<number>): Effect.Effect<void, SqlError.SqlError>
 }>()("recon/worker/ParseStore") {
   static readonly layer = Layer.effect(ParseStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -139,15 +180,20 @@ export class ParseStore extends Context.Service<ParseStore, {
       Result: WriteResult,
       execute: ({ updates, version }) =>
         sql`
-        WITH written AS (
+        WITH x AS (SELECT * FROM jsonb_to_recordset(${updates}::jsonb) AS x(id bigint, status text, bank text,
+            payer_name text, amount text, template_id bigint, txn_at timestamptz, balance text, detail jsonb, fact jsonb)),
+        written AS (
           UPDATE recon.shooter_sms AS s SET status = x.status, bank = x.bank, payer_name = x.payer_name,
             amount = x.amount::numeric, template_id = x.template_id, txn_at = x.txn_at, balance = x.balance::numeric,
             parse_detail = x.detail, updated_at = now()
-          FROM jsonb_to_recordset(${updates}::jsonb) AS x(id bigint, status text, bank text,
-            payer_name text, amount text, template_id bigint, txn_at timestamptz, balance text, detail jsonb)
+          FROM x
           WHERE s.id = x.id AND s.status = 'received'
             AND EXISTS (SELECT 1 FROM recon.template_version WHERE version::text = ${version})
-          RETURNING s.id)
+          RETURNING s.id),
+        pending AS (
+          INSERT INTO recon.balance_pending (sms_id, fact)
+          SELECT x.id, x.fact FROM x JOIN written AS w ON w.id = x.id WHERE x.fact IS NOT NULL AND x.fact <> 'null'::jsonb
+          ON CONFLICT (sms_id) DO UPDATE SET fact = EXCLUDED.fact, created_at = now())
         SELECT version::text AS version, ARRAY(SELECT id FROM written) AS ids FROM recon.template_version`
     })
 
@@ -183,6 +229,23 @@ export class ParseStore extends Context.Service<ParseStore, {
       return { _tag: "Written", ids } as const
     })
 
-    return ParseStore.of({ templates, claim, write })
+    const findLeftBehind = SqlSchema.findAll({
+      Request: Schema.Struct({ age: Schema.String, limit: Schema.Int }),
+      Result: PendingRow,
+      execute: ({ age, limit }) =>
+        sql`SELECT fact FROM recon.balance_pending WHERE created_at < now() - ${age}::interval ORDER BY created_at, sms_id LIMIT ${limit}`
+    })
+
+    const leftBehind = Effect.fn("ParseStore.leftBehind")(function*(age: Duration.Duration, limit: number) {
+      const rows = yield* Effect.orDie(findLeftBehind({ age: `${Duration.toMillis(age)} milliseconds`, limit }))
+      return rows.map((row): BalanceFact => row.fact)
+    })
+
+    const placed = Effect.fn("ParseStore.placed")(function*(smsIds: ReadonlyArray<number>) {
+      if (smsIds.length === 0) return
+      yield* sql`DELETE FROM recon.balance_pending WHERE sms_id IN ${sql.in(smsIds)}`
+    })
+
+    return ParseStore.of({ templates, claim, write, leftBehind, placed })
   }))
 }

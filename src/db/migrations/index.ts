@@ -18,6 +18,7 @@ import reconciliationAids from "./0014_reconciliation_aids.ts"
 import smsTrace from "./0016_sms_trace.ts"
 import pipeline from "./0017_pipeline.ts"
 import plannerGuards from "./0018_planner_guards.ts"
+import balancePending from "./0019_balance_pending.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -36,5 +37,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 14, name: "reconciliation_aids", statements: reconciliationAids },
   { id: 16, name: "sms_trace", statements: smsTrace },
   { id: 17, name: "pipeline", statements: pipeline },
-  { id: 18, name: "planner_guards", statements: plannerGuards }
+  { id: 18, name: "planner_guards", statements: plannerGuards },
+  { id: 19, name: "balance_pending", statements: balancePending }
 ]

@@ -13,19 +13,36 @@
 // this process; no NOTIFY is sent for it: the match loop of this process does the work, another
 // process's would only find it taken, and a NOTIFY per batch would wake this loop in every worker
 // for nothing.
-import { Cause, Context, Effect, Layer, Queue, Result } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+//
+// Balance continuity is off the money path: the write records each balance fact in
+// balance_pending (migration 0019) and commits, the match loop is kicked, and the placer puts the
+// facts in their accounts PLACE_AFTER later, several writes' facts in one transaction that also
+// takes them off balance_pending. A fact a dead process left there is placed by a pass.
+import { Cause, Context, Duration, Effect, Layer, Queue, Result } from "effect"
+import { SqlClient, SqlError } from "effect/sql"
 import { BalanceStore } from "../../db/BalanceStore.ts"
-import { balanceFactOf, type LoadedTemplate, parseSms, type ParseOutcome, templateSet, type TemplateSet } from "../../domain/SmsParse.ts"
+import { isDatabaseAway } from "../../db/Database.ts"
+import type { BalanceFact } from "../../domain/BalanceSequence.ts"
+import { balanceFactOf, type LoadedTemplate, parseSms, templateSet, type TemplateSet } from "../../domain/SmsParse.ts"
 import { compileRule } from "../../domain/TemplateRule.ts"
 import { ParseStore, type ReceivedSms, type TemplateRow } from "../ParseStore.ts"
-import { Kicks, type Loop } from "./Loop.ts"
+import { endsLoopOnFailure, Kicks, type Loop } from "./Loop.ts"
 
 /** SMS claimed per transaction, and transactions per pass (a pass stays short however deep the backlog). */
 const BATCH = 500
 const BATCHES_PER_PASS = 8
 /** SMS handed over and not yet parsed, at most; past that an SMS waits in the table for a pass. */
 const INBOX = 2000
+/**
+ * Balance facts are placed this long after their write: the money path (the match pass, the
+ * wallet call) has the process and the database first, and the facts of several writes are placed
+ * in one transaction.
+ */
+const PLACE_AFTER = Duration.millis(50)
+/** Facts placed per transaction at most. */
+const PLACE_BATCH = 500
+/** A fact still pending this long after its write lost its placer (its process died): a pass places it. */
+const LEFT_BEHIND = Duration.seconds(30)
 
 /**
  * SMS the push endpoint has just stored as `received`, handed to this process's parse_loop with
@@ -64,42 +81,71 @@ const compileTemplates = (rows: ReadonlyArray<TemplateRow>) =>
       : Effect.succeed(template)
   })
 
-/** The outcomes of reading `rows` with `templates`, and the templates that broke or were slow on them. */
+/** What reading `rows` with `templates` gives (with each row's balance fact), and the templates that broke or were slow on them. */
 const readAll = (rows: ReadonlyArray<ReceivedSms>, templates: TemplateSet) => {
   const broken: Array<{ id: number; error: string }> = []
   const slow = new Map<number, number>()
-  const outcomes = rows.map((row) =>
-    parseSms({ body: row.body, sender: row.sender, receivedAt: row.receivedAt }, templates, (r) => {
+  const reads = rows.map((row) => {
+    const outcome = parseSms({ body: row.body, sender: row.sender, receivedAt: row.receivedAt }, templates, (r) => {
       broken.push(...r.brokenTemplates)
       for (const s of r.slowTemplates) slow.set(s.id, s.millis)
     })
-  )
-  return { outcomes, broken, slow }
+    const fact = balanceFactOf({ smsId: row.id, receivedAt: row.receivedAt, deviceId: row.deviceId, sender: row.sender }, outcome)
+    return { id: row.id, outcome, fact }
+  })
+  return { reads, broken, slow }
 }
 
 /**
- * Balance continuity, in the same transaction: a message is placed exactly when it is written.
- * In a savepoint of its own (BalanceStore's transaction, nested): should placing fail, the SMS
- * are written all the same (their money must not wait on an aid); the account then shows a gap
- * at worst, which a person looks at.
+ * Balance continuity, after the write has committed: facts are placed in their accounts and taken
+ * off balance_pending in one transaction. Should placing fail, the SMS are written all the same
+ * (their money never waits on an aid): with the database away the facts stay pending for a pass;
+ * any other failure is logged and the facts given up, and the account shows a gap at worst, which
+ * a person looks at.
  */
-const placeBalances = (
-  balances: BalanceStore["Service"],
-  rows: ReadonlyArray<ReceivedSms>,
-  outcomes: ReadonlyArray<ParseOutcome>,
-  written: ReadonlySet<number>
-) => {
-  const facts = rows.flatMap((row, i) => {
-    const fact = written.has(row.id) ? balanceFactOf({ smsId: row.id, receivedAt: row.receivedAt, deviceId: row.deviceId, sender: row.sender }, outcomes[i]!) : undefined
-    return fact === undefined ? [] : [fact]
-  })
-  if (facts.length === 0) return Effect.void
-  return balances.record(facts).pipe(Effect.catchCause((cause) =>
-    Cause.hasInterruptsOnly(cause)
-      ? Effect.failCause(cause)
-      : Effect.logError(`balance continuity: SMS ${facts.map((f) => f.smsId).join(", ")} not placed in their accounts (written all the same)`, cause)
-  ))
-}
+const makePlacer = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const store = yield* ParseStore
+  const balances = yield* BalanceStore.make
+  const waiting: Array<BalanceFact> = []
+  const wake = yield* Queue.dropping<void>(1)
+
+  const place = (facts: ReadonlyArray<BalanceFact>): Effect.Effect<void> => {
+    if (facts.length === 0) return Effect.void
+    const ids = facts.map((f) => f.smsId)
+    return sql.withTransaction(Effect.andThen(balances.record(facts), store.placed(ids))).pipe(
+      Effect.catchCause((cause) => {
+        if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+        const error = Cause.findErrorOption(cause)
+        if (error._tag === "Some" && SqlError.isSqlError(error.value) && isDatabaseAway(error.value)) {
+          return Effect.logWarning(`balance continuity: SMS ${ids.join(", ")} wait to be placed in their accounts (the database is away); a pass places them`)
+        }
+        return Effect.andThen(
+          Effect.logError(`balance continuity: SMS ${ids.join(", ")} not placed in their accounts (written all the same)`, cause),
+          Effect.ignore(store.placed(ids))
+        )
+      })
+    )
+  }
+
+  return {
+    /** Facts just written: placed PLACE_AFTER from now. */
+    hand: (facts: ReadonlyArray<BalanceFact>) =>
+      facts.length === 0 ? Effect.void : Effect.suspend(() => {
+        waiting.push(...facts)
+        return Queue.offer(wake, undefined)
+      }),
+    /** The facts a dead process left pending (a pass's work). */
+    leftBehind: Effect.flatMap(store.leftBehind(LEFT_BEHIND, PLACE_BATCH), place),
+    /** The placer's fiber. */
+    run: Effect.forever(Effect.gen(function*() {
+      yield* Queue.take(wake)
+      yield* Effect.sleep(PLACE_AFTER)
+      while (waiting.length > 0) yield* place(waiting.splice(0, PLACE_BATCH))
+    }))
+  }
+})
+type Placer = Effect.Success<typeof makePlacer>
 
 /**
  * parse_loop's state while it runs: the templates compiled from the table's version (undefined
@@ -107,7 +153,6 @@ const placeBalances = (
  */
 const makeParser = Effect.gen(function*() {
   const store = yield* ParseStore
-  const balances = yield* BalanceStore.make
   let version: string | undefined
   let templates: TemplateSet = templateSet([])
   const reported = new Set<number>()
@@ -140,66 +185,81 @@ const makeParser = Effect.gen(function*() {
     })
 
   /**
-   * Parses and writes SMS still `received` (one statement), answers how many became `parsed`.
-   * Written only while the templates they were read with are the table's: after a change, they
-   * are read again with the new ones (an SMS stored after a template was added never misses it).
+   * Parses and writes SMS still `received` (one statement), answers how many became `parsed` and
+   * the balance facts of those written, to place once committed. Written only while the templates
+   * they were read with are the table's: after a change, they are read again with the new ones (an
+   * SMS stored after a template was added never misses it).
    */
-  const parseAndWrite = (rows: ReadonlyArray<ReceivedSms>): Effect.Effect<number, SqlError.SqlError> =>
+  const parseAndWrite = (rows: ReadonlyArray<ReceivedSms>): Effect.Effect<Parsed, SqlError.SqlError> =>
     Effect.gen(function*() {
-      const { outcomes, broken, slow } = readAll(rows, templates)
-      const written = yield* store.write(rows.map((row, i) => ({ id: row.id, outcome: outcomes[i]! })), version)
+      const { reads, broken, slow } = readAll(rows, templates)
+      const written = yield* store.write(reads, version)
       if (written._tag === "TemplatesChanged") {
         yield* loadTemplates
         return yield* parseAndWrite(rows)
       }
-      yield* placeBalances(balances, rows, outcomes, written.ids)
       yield* reportTemplates(broken, slow)
-      return rows.filter((row, i) => written.ids.has(row.id) && outcomes[i]!.status === "parsed").length
+      const kept = reads.filter((read) => written.ids.has(read.id))
+      return {
+        parsed: kept.filter((read) => read.outcome.status === "parsed").length,
+        facts: kept.flatMap((read) => read.fact === undefined ? [] : [read.fact])
+      }
     })
 
   // The claim answers the templates' version too (one row with no SMS when none waits).
   const batch = Effect.gen(function*() {
     const claimed = yield* store.claim(BATCH)
     if (claimed.version !== undefined && claimed.version !== version) yield* loadTemplates
-    if (claimed.sms.length === 0) return { claimed: 0, parsed: 0 }
-    return { claimed: claimed.sms.length, parsed: yield* parseAndWrite(claimed.sms) }
+    if (claimed.sms.length === 0) return { claimed: 0, parsed: 0, facts: [] }
+    return { claimed: claimed.sms.length, ...(yield* parseAndWrite(claimed.sms)) }
   })
 
   return { parseAndWrite, batch, loaded: Effect.sync(() => version !== undefined) }
 })
 type Parser = Effect.Success<typeof makeParser>
 
+/** What a write did: how many SMS became `parsed`, and the balance facts to place. */
+interface Parsed {
+  readonly parsed: number
+  readonly facts: ReadonlyArray<BalanceFact>
+}
+
 /**
  * The SMS handed over by the push endpoint, as they come, beside the passes; until the first pass
  * has compiled the templates they are left to it.
  */
-const parseHandedOver = (parser: Parser) =>
+const parseHandedOver = (parser: Parser, placer: Placer) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const kicks = yield* Kicks
     const handed = yield* (yield* ParseInbox).take
     if (!(yield* parser.loaded)) return yield* kicks.kick("parse_loop")
-    // Written with their balance facts in one transaction. Failing (the database away), the SMS
-    // stay `received` for a pass, and the hand-over goes on with the next ones.
-    const parsed = yield* sql.withTransaction(parser.parseAndWrite(handed)).pipe(
+    // One statement, its own transaction. Failing (the database away), the SMS stay `received` for
+    // a pass, and the hand-over goes on with the next ones.
+    const done = yield* parser.parseAndWrite(handed).pipe(
       Effect.catch((error) =>
-        Effect.as(Effect.andThen(Effect.logWarning(`${handed.length} SMS handed over were not written; a pass reads them`, error), kicks.kick("parse_loop")), 0))
+        Effect.as(
+          Effect.andThen(Effect.logWarning(`${handed.length} SMS handed over were not written; a pass reads them`, error), kicks.kick("parse_loop")),
+          { parsed: 0, facts: [] }
+        ))
     )
-    if (parsed > 0) yield* kicks.kick("order_match_loop")
+    if (done.parsed > 0) yield* kicks.kick("order_match_loop")
+    yield* placer.hand(done.facts)
   })
 
-/** One pass: up to BATCHES_PER_PASS claims, each claim, parse and write one transaction. */
-const pass = (parser: Parser) =>
+/** One pass: up to BATCHES_PER_PASS claims, each claim, parse and write one transaction; then the facts a dead process left. */
+const pass = (parser: Parser, placer: Placer) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const kicks = yield* Kicks
     let parsed = 0
     let claimed = 0
+    yield* placer.leftBehind
     for (let i = 0; i < BATCHES_PER_PASS; i++) {
       const done = yield* sql.withTransaction(parser.batch)
       parsed += done.parsed
       claimed += done.claimed
       if (done.parsed > 0) yield* kicks.kick("order_match_loop")
+      yield* placer.hand(done.facts)
       if (done.claimed < BATCH) break
       // More waits: the next pass comes at once, after this one has reported its success.
       if (i === BATCHES_PER_PASS - 1) yield* kicks.kick("parse_loop")
@@ -214,8 +274,12 @@ export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox | ParseSto
   kickedBy: ["shooter_sms", "shooter_template_recharge"],
   start: Effect.gen(function*() {
     const parser = yield* makeParser
+    const placer = yield* makePlacer
     const context = yield* Effect.context<SqlClient.SqlClient | Kicks | ParseInbox>()
-    yield* Effect.forkScoped(Effect.forever(parseHandedOver(parser)).pipe(Effect.provideContext(context)))
-    return Effect.provideContext(pass(parser), context)
+    const loop = yield* Effect.fiber
+    yield* Effect.forkScoped(Effect.forever(parseHandedOver(parser, placer)).pipe(Effect.provideContext(context)))
+    // Its death (a defect) ends the loop's fiber, which the supervisor restarts (readiness false meanwhile).
+    yield* Effect.forkScoped(placer.run.pipe(endsLoopOnFailure(loop)))
+    return Effect.provideContext(pass(parser, placer), context)
   })
 }
