@@ -180,12 +180,23 @@ const make = Effect.gen(function*() {
             WHERE g.account_id = b.account_id AND g.closed_at IS NULL
               AND g.after_sms_id IN (SELECT e.sms_id FROM w AS e WHERE e.window_of = b.account_id)
               AND g.before_sms_id IN (SELECT e.sms_id FROM w AS e WHERE e.window_of = b.account_id)), '[]'::jsonb) AS gaps,
-          COALESCE((SELECT jsonb_agg(${ENTRY_JSON("c")})
+          -- Looked up by balance (migration 0019's index), key by key: in a burst an account holds
+          -- hundreds of entries of one amount within the window, and a scan of them per batch cost
+          -- more than the rest of the money path.
+          COALESCE((SELECT jsonb_agg(${ENTRY_JSON("c")} ORDER BY c.received_at, c.sms_id)
             FROM recon.balance_entry AS c
-            WHERE c.account_id = b.account_id AND c.duplicate_of IS NULL
-              AND c.received_at BETWEEN b.lo - ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval AND b.hi + ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval
-              AND EXISTS (SELECT 1 FROM jsonb_to_recordset(b.keys) AS k(direction text, amount numeric, balance numeric)
-                WHERE c.direction = k.direction AND c.amount = k.amount AND c.balance IS NOT DISTINCT FROM k.balance)), '[]'::jsonb) AS candidates
+            WHERE c.sms_id IN (SELECT r.sms_id
+              FROM jsonb_to_recordset(b.keys) AS k(direction text, amount numeric, balance numeric)
+              CROSS JOIN LATERAL (
+                SELECT r.sms_id, r.direction, r.amount FROM recon.balance_entry AS r
+                WHERE r.account_id = b.account_id AND r.duplicate_of IS NULL AND r.balance = k.balance
+                  AND r.received_at BETWEEN b.lo - ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval AND b.hi + ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval
+                UNION ALL
+                SELECT r.sms_id, r.direction, r.amount FROM recon.balance_entry AS r
+                WHERE k.balance IS NULL AND r.account_id = b.account_id AND r.duplicate_of IS NULL AND r.balance IS NULL
+                  AND r.received_at BETWEEN b.lo - ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval AND b.hi + ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval
+              ) AS r
+              WHERE r.direction = k.direction AND r.amount = k.amount)), '[]'::jsonb) AS candidates
         FROM b`.pipe(Effect.flatMap(decodeWindows))
 
       const placements = windows.map((w) => {

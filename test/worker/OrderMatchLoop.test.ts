@@ -258,6 +258,28 @@ describe("ambiguous matches go to a person", () => {
 })
 
 describe("the wallet's answers", () => {
+  it.effect("a deposit an SMS is being approved against is no candidate for another SMS of the same name and amount", () =>
+    Effect.gen(function*() {
+      const { db, kicks } = yield* setUp("om-held")
+      const player = yield* Effect.promise(() => addPlayer(db, "을지문덕"))
+      const deposit = yield* Effect.promise(() => addDeposit(db, player, "을지문덕", "30000"))
+      // Approving against the deposit, its wallet call not due for an hour (another worker holds it).
+      const holding = yield* Effect.promise(() => addParsedSms(db, "을지문덕", "30000", "manual_review"))
+      yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE recon.shooter_sms SET status = 'approving', deposit_id = ${deposit}, match_next_at = now() + interval '1 hour' WHERE id = ${holding}`
+      })))
+      const second = yield* Effect.promise(() => addParsedSms(db, "을지문덕", "30000"))
+      yield* kicks.kick("order_match_loop")
+      yield* until("the second decided", async () => (await smsState(db, second)).status !== "parsed")
+      const decided = yield* status(db, second)
+      assert.strictEqual(decided.status, "unmatched")
+      assert.deepStrictEqual(decided.match.candidates, [])
+      assert.strictEqual((yield* status(db, holding)).status, "approving")
+      const c = yield* Effect.promise(() => credits(db))
+      assert.strictEqual(c.ledgerRows, 0)
+    }), 30_000)
+
   it.effect("an approving SMS left by a person (sms/resolve) is sent; 409 and 404 become manual_review with the reason", () =>
     Effect.gen(function*() {
       const { db, kicks } = yield* setUp("om-answers")

@@ -19,6 +19,7 @@ import smsTrace from "./0016_sms_trace.ts"
 import pipeline from "./0017_pipeline.ts"
 import plannerGuards from "./0018_planner_guards.ts"
 import balancePending from "./0019_balance_pending.ts"
+import matchPass from "./0020_match_pass.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -38,5 +39,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 16, name: "sms_trace", statements: smsTrace },
   { id: 17, name: "pipeline", statements: pipeline },
   { id: 18, name: "planner_guards", statements: plannerGuards },
-  { id: 19, name: "balance_pending", statements: balancePending }
+  { id: 19, name: "balance_pending", statements: balancePending },
+  { id: 20, name: "match_pass", statements: matchPass }
 ]
