@@ -9,7 +9,8 @@
 // Phones resend what was not answered 200 (after 250 ms, doubling to 2 s, to any worker). Then,
 // from the database: nothing lost (every SMS approved, its deposit credited), nothing credited
 // twice, nothing stuck; credit latency (first delivery sent → the wallet's credit) p50/p90/p99;
-// and the drain time (the last webhook answered → the last credit).
+// the drain time (the last webhook answered → the last credit); and every balance fact placed,
+// those of killed workers included.
 // node bench/chaos.ts — CHAOS_SMS (default 10,000), CHAOS_RATE (default 100/s); RECON_DIR runs
 // another checkout's built services (before/after).
 import { Effect } from "effect"
@@ -230,6 +231,27 @@ report(`nothing stuck: ${stuck.length === 0 ? "yes" : `NO (${stuck.map((s) => `$
 report(`credit latency (first delivery sent → credited), ${latencies.length} SMS: p50 ${seconds(percentile(latencies, 50))}, p90 ${seconds(percentile(latencies, 90))}, ` +
   `p99 ${seconds(percentile(latencies, 99))}, max ${seconds(latencies.at(-1) ?? NaN)} (target p99 < 20 s)`)
 report(`drain after the load (last webhook answered → last credit): ${seconds(Number(checks.last_credit) - loadEnd)} (target < 30 s); load average ${loadAverage()}`)
+
+// Balance continuity, off the money path: facts a killed worker wrote but never placed wait in
+// balance_pending until a pass of another worker places them (30 s after their write).
+const balanceFacts = () =>
+  db.run(Effect.gen(function*() {
+    const [row] = yield* (yield* SqlClient.SqlClient)<{ pending: bigint; unplaced: bigint; with_fact: bigint }>`SELECT
+      (SELECT count(*) FROM recon.balance_pending) AS pending,
+      (SELECT count(*) FROM recon.shooter_sms AS s WHERE s.parse_detail -> 'slots' ->> 'amount' IS NOT NULL) AS with_fact,
+      (SELECT count(*) FROM recon.shooter_sms AS s WHERE s.parse_detail -> 'slots' ->> 'amount' IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM recon.balance_entry AS e WHERE e.sms_id = s.id)) AS unplaced`
+    return { pending: Number(row!.pending), unplaced: Number(row!.unplaced), withFact: Number(row!.with_fact) }
+  }))
+const creditedAt = Date.now()
+const atCredit = await balanceFacts()
+let facts = atCredit
+while ((facts.pending > 0 || facts.unplaced > 0) && Date.now() - creditedAt < 90_000) {
+  await sleep(1000)
+  facts = await balanceFacts()
+}
+report(`balance facts: ${atCredit.pending} still pending when the last SMS was approved (their workers killed before placing them); ` +
+  `${facts.unplaced === 0 && facts.pending === 0 ? `all ${facts.withFact} placed ${seconds(Date.now() - creditedAt)} later` : `NOT all placed after 90 s (${facts.unplaced} unplaced, ${facts.pending} pending)`}`)
 
 phoneAgent.destroy()
 walletAgent.destroy()
