@@ -18,7 +18,7 @@
 // balance_pending (migration 0019) and commits, the match loop is kicked, and the placer puts the
 // facts in their accounts PLACE_AFTER later, several writes' facts in one transaction that also
 // takes them off balance_pending. A fact a dead process left there is placed by a pass.
-import { Cause, Context, Duration, Effect, Layer, Queue, Result } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Layer, Queue, Result } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { BalanceStore } from "../../db/BalanceStore.ts"
 import { isDatabaseAway } from "../../db/Database.ts"
@@ -41,8 +41,11 @@ const INBOX = 2000
 const PLACE_AFTER = Duration.millis(50)
 /** Facts placed per transaction at most. */
 const PLACE_BATCH = 500
-/** A fact still pending this long after its write lost its placer (its process died): a pass places it. */
+/** A fact still pending this long after its write lost its placer (its process died): a pass places it, looking this often at most. */
 const LEFT_BEHIND = Duration.seconds(30)
+
+/** SMS ids for a log line: the first 20, and how many more. */
+const idList = (ids: ReadonlyArray<number>) => ids.length <= 20 ? ids.join(", ") : `${ids.slice(0, 20).join(", ")} and ${ids.length - 20} more`
 
 /**
  * SMS the push endpoint has just stored as `received`, handed to this process's parse_loop with
@@ -109,6 +112,7 @@ const makePlacer = Effect.gen(function*() {
   const balances = yield* BalanceStore.make
   const waiting: Array<BalanceFact> = []
   const wake = yield* Queue.dropping<void>(1)
+  let lookAt = 0
 
   const place = (facts: ReadonlyArray<BalanceFact>): Effect.Effect<void> => {
     if (facts.length === 0) return Effect.void
@@ -118,10 +122,10 @@ const makePlacer = Effect.gen(function*() {
         if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
         const error = Cause.findErrorOption(cause)
         if (error._tag === "Some" && SqlError.isSqlError(error.value) && isDatabaseAway(error.value)) {
-          return Effect.logWarning(`balance continuity: SMS ${ids.join(", ")} wait to be placed in their accounts (the database is away); a pass places them`)
+          return Effect.logWarning(`balance continuity: SMS ${idList(ids)} wait to be placed in their accounts (the database is away); a pass places them`)
         }
         return Effect.andThen(
-          Effect.logError(`balance continuity: SMS ${ids.join(", ")} not placed in their accounts (written all the same)`, cause),
+          Effect.logError(`balance continuity: SMS ${idList(ids)} not placed in their accounts (written all the same)`, cause),
           Effect.ignore(store.placed(ids))
         )
       })
@@ -135,8 +139,15 @@ const makePlacer = Effect.gen(function*() {
         waiting.push(...facts)
         return Queue.offer(wake, undefined)
       }),
-    /** The facts a dead process left pending (a pass's work). */
-    leftBehind: Effect.flatMap(store.leftBehind(LEFT_BEHIND, PLACE_BATCH), place),
+    /** The facts a dead process left pending (a pass's work, once per LEFT_BEHIND at most). */
+    leftBehind: Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      if (now < lookAt) return
+      const facts = yield* store.leftBehind(LEFT_BEHIND, PLACE_BATCH)
+      // A full batch: more may wait, and the next pass looks again.
+      lookAt = facts.length < PLACE_BATCH ? now + Duration.toMillis(LEFT_BEHIND) : 0
+      yield* place(facts)
+    }),
     /** The placer's fiber. */
     run: Effect.forever(Effect.gen(function*() {
       yield* Queue.take(wake)
