@@ -34,8 +34,10 @@ describe("supervised loops", () => {
     Effect.gen(function*() {
       const db = yield* Effect.promise(() => createMigratedDatabase("rt-int"))
       const path = heartbeatPath()
-      // One restart per loop: more loops than the 5 restarts within 60 s the worker allows.
-      const { registry, runtime } = yield* buildWorker(db, path, { backoff: Schedule.spaced("20 millis"), maxRestarts: names.length })
+      // One restart per loop: more loops than the 5 restarts within 60 s the worker allows. The
+      // restart waits 300 ms: with a shorter wait a loop could be back and the file ready again
+      // before this test, polling every 10 ms on a loaded machine, ever read it (a CI run did).
+      const { registry, runtime } = yield* buildWorker(db, path, { backoff: Schedule.spaced("300 millis"), maxRestarts: names.length })
       yield* eventually("ready", registry.ready)
       for (const name of names) {
         const fiber = Option.getOrThrow(yield* runtime.supervisor.fiber(name))
