@@ -55,6 +55,9 @@ const httpRequestSeconds = histogram(
   [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 )
 
+const residentMemory = Metric.gauge("process_resident_memory_bytes", { description: "Resident memory of the process (RSS), in bytes" })
+const heapUsed = Metric.gauge("nodejs_heap_used_bytes", { description: "V8 heap in use by the process, in bytes" })
+
 const PARSE_SERIES = [["parsed", "template"], ["parsed", "reader"], ["ignored", "none"], ["parse_failed", "none"]] as const
 const DECISIONS = ["approve", "review", "unmatched"] as const
 const WALLET_OUTCOMES = ["agreed", "replayed", "conflict", "not_found", "unavailable", "timeout"] as const
@@ -142,6 +145,24 @@ export const exposeLoops = (loops: ReadonlyArray<string>, read: (loop: string) =
     }
   })
 
+/** A gauge read from `get` whenever metrics are read; unregistered when the scope closes. */
+const readOnScrape = (gauge: Metric.Metric<number, unknown>, get: () => number) =>
+  Effect.flatMap(Effect.context<never>(), (context) =>
+    Effect.acquireRelease(
+      Effect.sync(() => Metric.registerUnsafe(gauge, context, { get: () => ({ value: get() }), update: () => {}, modify: () => {} })),
+      (registration) => Effect.sync(() => registration.remove())
+    ))
+
+/**
+ * The process's memory, read at each scrape: what the memory targets are about (BENCHMARKS.md),
+ * without reading /proc. Under `all` each port registers the same two series (the last replaces
+ * the others): one process, one value.
+ */
+const exposeProcessMemory = Effect.all([
+  readOnScrape(residentMemory, () => process.memoryUsage.rss()),
+  readOnScrape(heapUsed, () => process.memoryUsage().heapUsed)
+], { discard: true })
+
 /** Records one request: its service, its route pattern (never the raw path), its status. */
 export const recordHttpRequest = (service: ServiceName, route: string, status: number, seconds: number): Effect.Effect<void> =>
   Metric.update(httpRequestSeconds({ service, route, status: String(status) }), seconds)
@@ -163,9 +184,10 @@ export const WorkerFamiliesLive = Layer.effectDiscard(Effect.all([
  */
 export const metricsRoute = (service: ServiceName, http: HttpSettings) =>
   http.metrics
-    ? Layer.merge(
+    ? Layer.mergeAll(
       PrometheusMetrics.layerHttp({ path: "/metrics" }),
-      Layer.effectDiscard(Metric.value(httpRequestSeconds({ service, route: "/metrics", status: "200" })))
+      Layer.effectDiscard(Metric.value(httpRequestSeconds({ service, route: "/metrics", status: "200" }))),
+      Layer.effectDiscard(exposeProcessMemory)
     )
     : Layer.empty
 

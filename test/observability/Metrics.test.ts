@@ -1,11 +1,11 @@
 // GET /metrics of real processes (DESIGN section 11): `all` (the four ports, one process, one
 // registry) with every family and its labels from start-up, accepted by `promtool check metrics`,
-// routes as patterns; a real Prometheus scraping the four ports and answering queries about SMS
+// routes as patterns, the process's memory; a real Prometheus scraping the four ports and answering queries about SMS
 // pushed meanwhile; a single service serving only its own process's metrics; SVC_METRICS=off.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
@@ -87,6 +87,17 @@ describe("GET /metrics under `all`", () => {
       // Ready: every loop has passed, so each is fresh and has a pass duration.
       assert.deepStrictEqual(found.filter((s) => s.name === "recon_loop_fresh").map((s) => [s.labels.loop, s.value]).sort(), LOOPS.map((loop) => [loop, 1]).sort())
       for (const loop of LOOPS) assert.isTrue(found.some((s) => s.name === "recon_loop_pass_seconds_count" && s.labels.loop === loop && s.value >= 1), loop)
+      // The process's memory, read at the scrape: what /proc says, give or take the scrape's own allocations.
+      assert.strictEqual(declared.process_resident_memory_bytes, "gauge")
+      assert.strictEqual(declared.nodejs_heap_used_bytes, "gauge")
+      const rss = found.find((s) => s.name === "process_resident_memory_bytes")!.value
+      // The process serving the ports (`all` runs as a child of the command it was started with).
+      const { pid } = await (await fetch(`${all.push}/health/live`)).json() as { pid: number }
+      const procRss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024
+      assert.isAbove(rss, 30e6, `${port}: rss ${rss}`)
+      assert.isBelow(Math.abs(rss - procRss) / procRss, 0.2, `${port}: rss ${rss} against /proc's ${procRss}`)
+      const heap = found.find((s) => s.name === "nodejs_heap_used_bytes")!.value
+      assert.isTrue(heap > 1e6 && heap < rss, `${port}: heap ${heap}`)
       assert.sameMembers(found.filter((s) => s.name === "recon_sms_status_changes_total").map((s) => s.labels.status!), [
         "received", "need_check", "rejected", "duplicate", "ignored", "parse_failed", "parsed", "unmatched", "manual_review", "approving", "approved"
       ])
