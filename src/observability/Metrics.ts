@@ -124,32 +124,17 @@ export const timeLoopPass = (loop: string) => <E, R>(pass: Effect.Effect<void, E
  * (so a loop going stale shows without any event); unregistered when the scope closes.
  */
 export const exposeLoops = (loops: ReadonlyArray<string>, read: (loop: string) => { readonly fresh: boolean; readonly restarts: number }) =>
-  Effect.gen(function*() {
-    const context = yield* Effect.context<never>()
-    for (const loop of loops) {
-      yield* Effect.acquireRelease(
-        Effect.sync(() => [
-          Metric.registerUnsafe(loopFresh({ loop }), context, {
-            get: () => ({ value: read(loop).fresh ? 1 : 0 }),
-            update: () => {},
-            modify: () => {}
-          }),
-          Metric.registerUnsafe(loopRestarts({ loop }), context, {
-            get: () => ({ count: read(loop).restarts, incremental: true }),
-            update: () => {},
-            modify: () => {}
-          })
-        ]),
-        (registrations) => Effect.sync(() => registrations.forEach((r) => r.remove()))
-      )
-    }
-  })
+  Effect.forEach(loops, (loop) =>
+    Effect.all([
+      readOnScrape(loopFresh({ loop }), () => ({ value: read(loop).fresh ? 1 : 0 })),
+      readOnScrape(loopRestarts({ loop }), () => ({ count: read(loop).restarts, incremental: true }))
+    ], { discard: true }), { discard: true })
 
-/** A gauge read from `get` whenever metrics are read; unregistered when the scope closes. */
-const readOnScrape = (gauge: Metric.Metric<number, unknown>, get: () => number) =>
+/** A series whose state is `get`'s answer whenever metrics are read (updates do nothing); unregistered when the scope closes. */
+const readOnScrape = <Input, State>(metric: Metric.Metric<Input, State>, get: () => State) =>
   Effect.flatMap(Effect.context<never>(), (context) =>
     Effect.acquireRelease(
-      Effect.sync(() => Metric.registerUnsafe(gauge, context, { get: () => ({ value: get() }), update: () => {}, modify: () => {} })),
+      Effect.sync(() => Metric.registerUnsafe(metric, context, { get, update: () => {}, modify: () => {} })),
       (registration) => Effect.sync(() => registration.remove())
     ))
 
@@ -159,8 +144,8 @@ const readOnScrape = (gauge: Metric.Metric<number, unknown>, get: () => number) 
  * the others): one process, one value.
  */
 const exposeProcessMemory = Effect.all([
-  readOnScrape(residentMemory, () => process.memoryUsage.rss()),
-  readOnScrape(heapUsed, () => process.memoryUsage().heapUsed)
+  readOnScrape(residentMemory, () => ({ value: process.memoryUsage.rss() })),
+  readOnScrape(heapUsed, () => ({ value: process.memoryUsage().heapUsed }))
 ], { discard: true })
 
 /** Records one request: its service, its route pattern (never the raw path), its status. */

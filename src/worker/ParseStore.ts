@@ -113,32 +113,22 @@ const ClaimResult = Schema.Union([
 
 const WriteResult = Schema.Struct({ version: Schema.String, ids: Schema.Array(DbId) })
 
-const rowFor = ({ id, outcome, fact }: Read) =>
-  outcome.status === "parsed"
+const rowFor = ({ id, outcome, fact }: Read) => ({
+  id: String(id),
+  status: outcome.status,
+  detail: outcome.detail,
+  fact: pendingOf(fact),
+  ...(outcome.status === "parsed"
     ? {
-      id: String(id),
-      fact: pendingOf(fact),
-      status: outcome.status,
       bank: outcome.bank,
       payer_name: outcome.payerName,
       amount: outcome.amount,
       template_id: outcome.templateId,
       txn_at: outcome.txnAt?.toISOString() ?? null,
-      balance: outcome.balance ?? null,
-      detail: outcome.detail
+      balance: outcome.balance ?? null
     }
-    : {
-      id: String(id),
-      fact: pendingOf(fact),
-      status: outcome.status,
-      bank: null,
-      payer_name: null,
-      amount: null,
-      template_id: null,
-      txn_at: null,
-      balance: null,
-      detail: outcome.detail
-    }
+    : { bank: null, payer_name: null, amount: null, template_id: null, txn_at: null, balance: null })
+})
 
 export class ParseStore extends Context.Service<ParseStore, {
   /** The templates and the version they are of, read together. */
@@ -192,7 +182,7 @@ export class ParseStore extends Context.Service<ParseStore, {
           RETURNING s.id),
         pending AS (
           INSERT INTO recon.balance_pending (sms_id, fact)
-          SELECT x.id, x.fact FROM x JOIN written AS w ON w.id = x.id WHERE x.fact IS NOT NULL AND x.fact <> 'null'::jsonb
+          SELECT x.id, x.fact FROM x JOIN written AS w ON w.id = x.id WHERE x.fact IS NOT NULL
           ON CONFLICT (sms_id) DO UPDATE SET fact = EXCLUDED.fact, created_at = now())
         SELECT version::text AS version, ARRAY(SELECT id FROM written) AS ids FROM recon.template_version`
     })
