@@ -2,8 +2,8 @@
 // CREATE DATABASE) or on a throw-away embedded server, and a way to run queries on it.
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { type ChildProcess, spawn } from "node:child_process"
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { pgLayer } from "../src/db/Database.ts"
@@ -17,7 +17,11 @@ export interface BenchDatabase {
   /** A temporary directory for the benchmark's own files. */
   readonly dir: string
   readonly embedded: boolean
+  /** Which server, for the figures' conditions. */
+  readonly server: string
   readonly run: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Promise<A>
+  /** The server's processes (postmaster and backends; empty on DATABASE_URL), for its CPU time. */
+  readonly serverPids: () => ReadonlyArray<number>
   /** Stops the embedded server and starts it again on the same port (undefined on DATABASE_URL). */
   readonly restart: (() => Promise<void>) | undefined
   /** Drops the database, stops the embedded server, removes the directory. */
@@ -27,11 +31,50 @@ export interface BenchDatabase {
 const runOn = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
   Effect.runPromise(effect.pipe(Effect.provide(Layer.orDie(pgLayer(Redacted.make(url), { maxConnections: 4 })))))
 
+/** The PostgreSQL major version of Debian's server a bench runs on (BENCH_PG=15), else undefined: the embedded one. */
+export const debianPostgres = (): string | undefined => {
+  const version = process.env.BENCH_PG
+  return version === undefined || version === "" || version === "embedded" ? undefined : version
+}
+
+/**
+ * A durable server of Debian's `postgresql-<version>` package (/usr/lib/postgresql/<version>/bin) in
+ * `dir`, run as the user "postgres" when we are root, trust on loopback only, the embedded
+ * server's settings (max_connections 300, fsync on): the same shape on another major version.
+ */
+const startDebianPostgres = async (dir: string, version: string) => {
+  const bin = `/usr/lib/postgresql/${version}/bin`
+  if (!existsSync(join(bin, "postgres"))) throw new Error(`no PostgreSQL ${version} in ${bin}: apt-get install postgresql-${version}`)
+  const asRoot = typeof process.getuid === "function" && process.getuid() === 0
+  const ids = asRoot ? { uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" })), gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" })) } : undefined
+  mkdirSync(dir, { mode: 0o700 })
+  if (ids) chownSync(dir, ids.uid, ids.gid)
+  const run = (command: string, args: ReadonlyArray<string>) => {
+    const result = spawnSync(join(bin, command), args, { ...(ids ?? {}), encoding: "utf8", env: { ...process.env, LC_MESSAGES: "C" } })
+    if (result.status !== 0) throw new Error(`${command} failed: ${(result.stderr || result.stdout).trim()}`)
+  }
+  run("initdb", ["-D", dir, "-U", "recon", "--auth=trust", "-E", "UTF8", "--locale=C"])
+  const port = await freePort()
+  // BENCH_STATS=1: pg_stat_statements loaded (where the server's time goes, printed by the benches that read it).
+  const stats = process.env.BENCH_STATS
+    ? " -c shared_preload_libraries=pg_stat_statements,auto_explain -c pg_stat_statements.track=all" +
+      " -c auto_explain.log_min_duration=30 -c auto_explain.log_analyze=on -c auto_explain.log_nested_statements=on"
+    : ""
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${stats}`
+  const start = async () => run("pg_ctl", ["-D", dir, "-l", join(dir, "server.log"), "-w", "-o", options, "start"])
+  const stop = async () => run("pg_ctl", ["-D", dir, "-m", "fast", "-w", "stop"])
+  await start()
+  return { url: `postgres://recon@127.0.0.1:${port}/postgres`, start, stop }
+}
+
 export const benchDatabase = async (name: string, options: { readonly persistent?: boolean } = {}): Promise<BenchDatabase> => {
   const dir = mkdtempSync(join(tmpdir(), `recon-bench-${name}-`))
   chmodSync(dir, 0o755) // the embedded server runs as the unprivileged user "postgres" when we are root
   const external = process.env.DATABASE_URL
-  const cluster = external ? undefined : await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: options.persistent ?? false })
+  const debian = debianPostgres()
+  const cluster = external ? undefined : debian !== undefined
+    ? await startDebianPostgres(join(dir, "data"), debian)
+    : await startEmbeddedPostgres({ dir: join(dir, "data"), persistent: options.persistent ?? false })
   const serverUrl = external ?? cluster!.url
   const dbName = `bench_${name}_${Date.now().toString(36)}`
   await runOn(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`CREATE DATABASE ${dbName}`) }))
@@ -39,22 +82,44 @@ export const benchDatabase = async (name: string, options: { readonly persistent
   parsed.pathname = `/${dbName}`
   const url = parsed.toString()
   await runOn(url, runMigrations())
+  if (process.env.BENCH_STATS && debian !== undefined) {
+    await runOn(url, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements") }))
+  }
   return {
     url,
     dir,
     embedded: cluster !== undefined,
+    server: external ? "DATABASE_URL" : debian !== undefined ? `Debian's PostgreSQL ${debian} (durable)` : "embedded PostgreSQL 18 (durable)",
     run: (effect) => runOn(url, effect),
+    serverPids: () => {
+      if (cluster === undefined) return []
+      const postmaster = Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0])
+      return [postmaster, ...childrenOf(postmaster)]
+    },
     restart: cluster === undefined ? undefined : async () => {
       await cluster.stop()
       await cluster.start()
     },
     close: async () => {
+      if (process.env.BENCH_STATS && existsSync(join(dir, "data", "server.log"))) {
+        writeFileSync(`/tmp/recon-bench-${name}-server.log`, readFileSync(join(dir, "data", "server.log")))
+      }
       await runOn(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`DROP DATABASE ${dbName} WITH (FORCE)`) })).catch(() => {})
       await cluster?.stop()
       rmSync(dir, { recursive: true, force: true })
     }
   }
 }
+
+/** The processes whose parent is `pid` (from /proc). */
+export const childrenOf = (pid: number): ReadonlyArray<number> =>
+  readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).filter((entry) => {
+    try {
+      return Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]!.split(" ")[1]) === pid
+    } catch {
+      return false
+    }
+  }).map(Number)
 
 /** The p-th percentile of ascending values. */
 export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
