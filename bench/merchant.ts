@@ -254,6 +254,13 @@ const answers = () => {
   report(`   PostgreSQL CPU per SMS by third of the run: ${thirds.map((t, k) => ms((t.ticks * 10) / (k === 2 ? steadyCount - 2 * third : third))).join(", ")}`)
 }
 
+{
+  const pools = await db.run(Effect.gen(function*() {
+    return yield* (yield* SqlClient.SqlClient)<{ name: string; n: string }>`SELECT application_name AS name, count(*)::text AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name LIKE 'recon%' GROUP BY 1 ORDER BY 1`
+  }))
+  report(`connections of the services after the steady run: ${pools.map((p) => `${p.name} ${p.n}`).join(", ")}`)
+}
 // 2. pgbench -N on the same server, the services idle.
 const pg = new URL(db.url)
 const pgEnv = { ...process.env, PGHOST: pg.hostname, PGPORT: pg.port, PGUSER: decodeURIComponent(pg.username), PGPASSWORD: decodeURIComponent(pg.password) }
@@ -306,9 +313,9 @@ if (process.env.BENCH_STATS) {
   const top = await db.run(Effect.gen(function*() {
     return yield* (yield* SqlClient.SqlClient)<{ calls: string; total: string; mean: string; query: string }>`SELECT calls::text,
         round(total_exec_time)::text AS total, round(mean_exec_time::numeric, 2)::text AS mean, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 110) AS query
-      FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15`
+      FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 30`
   }))
-  report("where the server's time went (pg_stat_statements, top 15 by total):")
+  report("where the server's time went (pg_stat_statements, top 30 by total):")
   for (const row of top) report(`   ${row.total.padStart(7)} ms  ${row.calls.padStart(6)} calls  ${row.mean.padStart(8)} ms/call  ${row.query}`)
 }
 

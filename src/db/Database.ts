@@ -105,6 +105,12 @@ export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly max
 export const POOL_BUDGETS = {
   recon_service: 8,
   recon_worker: 20,
+  /**
+   * The worker's push endpoint and chat-bot ingest, apart from its loops: the acknowledgement of an
+   * SMS never waits for a connection that parsing, matching, a wallet call or balance placement
+   * holds (4 batchers and the registration look-ups).
+   */
+  recon_worker_ingest: 6,
   admin_service: 4,
   wallet_service: 8,
   /** Start-up of a service command: the reachability check, the migrations, the demo's data. */
@@ -115,6 +121,17 @@ export type PoolName = keyof typeof POOL_BUDGETS
 /** The pool of one service on the process's database, named in pg_stat_activity (`application_name`). */
 export const servicePool = (name: PoolName) =>
   Layer.unwrap(DatabaseUrl.useSync(({ url }) => pgLayer(url, { maxConnections: POOL_BUDGETS[name], applicationName: name })))
+
+/**
+ * The pool of the worker's ingest (POOL_BUDGETS.recon_worker_ingest) on the process's database; where
+ * no database URL is in context (a test that hands the worker its own SqlClient), that client.
+ */
+export const ingestPool = Layer.unwrap(
+  Effect.map(Effect.serviceOption(DatabaseUrl), (found) =>
+    found._tag === "Some"
+      ? pgLayer(found.value.url, { maxConnections: POOL_BUDGETS.recon_worker_ingest, applicationName: "recon_worker_ingest" })
+      : Layer.effect(SqlClient.SqlClient, SqlClient.SqlClient))
+)
 
 /** One query at start-up: a database the command cannot use is one readable line and exit 1, not a stack. */
 const reachable = (url: Redacted.Redacted<string>) =>

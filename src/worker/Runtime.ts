@@ -1,6 +1,7 @@
 // recon_worker: every loop as a supervised actor reporting to the health registry, kicked by
 // PostgreSQL LISTEN/NOTIFY, with the heartbeat file and the push/health port beside them; the
 // fibers that are not loops run as supervised components of the same readiness.
+import { ingestPool } from "../db/Database.ts"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Effect, Layer, Queue, Schedule } from "effect"
@@ -135,7 +136,7 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
     Layer.provideMerge(WorkerFamiliesLive),
     Layer.provideMerge(Heartbeat.layer({ path: settings.heartbeatFile })),
     Layer.provideMerge(IngestBatchers.layer),
-    Layer.provideMerge(IngestStore.layer),
+    Layer.provideMerge(Layer.provide(IngestStore.layer, ingestPool)),
     Layer.provideMerge(Components.layer(options)),
     Layer.provideMerge(HealthRegistry.layer(loops.map((loop) => ({ name: loop.name, ttl: loop.ttl })))),
     Layer.provideMerge(ParseInbox.layer),
