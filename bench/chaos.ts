@@ -149,7 +149,10 @@ const deliver = async (i: number, device: number, timestamp: number) => {
         response.on("end", () => resolve(response.statusCode ?? 0))
       })
       request.on("error", () => resolve(0))
-      request.setTimeout(10_000, () => request.destroy())
+      request.setTimeout(10_000, () => {
+        resolve(-1)
+        request.destroy()
+      })
       request.end(body)
     })
     webhookAnswers.set(String(status), (webhookAnswers.get(String(status)) ?? 0) + 1)
@@ -201,7 +204,7 @@ const loadEnd = Date.now()
 loadDone = true
 await killer
 report(`load: ${SMS.toLocaleString("en")} SMS in ${delivered.toLocaleString("en")} deliveries over ${((loadEnd - started) / 1000).toFixed(1)} s; ` +
-  `webhook answers ${[...webhookAnswers].map(([status, n]) => `${status === "0" ? "no answer" : status} × ${n}`).join(", ")}; ` +
+  `webhook answers ${[...webhookAnswers].map(([status, n]) => `${status === "0" ? "refused or reset" : status === "-1" ? "no answer in 10 s" : status} × ${n}`).join(", ")}; ` +
   `${givenUp} deliveries given up after ${GIVE_UP_AFTER} tries (${storedNever.size} SMS whose every copy was given up); ${kills} workers SIGKILLed; PostgreSQL restarted ${((restart.at - started) / 1000).toFixed(0)} s in (down ${restart.seconds.toFixed(1)} s); ` +
   `wallet calls: ${faults.forwarded} forwarded, ${faults.refused} refused 503, ${faults.held} held, ${faults.cut} cut after the commit; load average ${loadAverage()}`)
 

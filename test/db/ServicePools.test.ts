@@ -2,17 +2,17 @@
 // connection of the worker's pool leaves recon_service, wallet_service and admin_service answering
 // on their own; pg_stat_activity names who holds what.
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { POOL_BUDGETS } from "../../src/db/Database.ts"
+import { DatabaseUrl, POOL_BUDGETS } from "../../src/db/Database.ts"
 import { adminEnv, startAdmin } from "../admin/support.ts"
 import { createMigratedDatabase, poolLayer, runSql } from "../support/database.ts"
 import { type Running, startRecon } from "../support/recon.ts"
 import { startWallet } from "../support/wallet.ts"
-import { buildWorker, eventually } from "../support/worker.ts"
+import { buildWorker, eventually, pushForwarder, register, servePush, smsRows } from "../support/worker.ts"
 
 const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
 
@@ -69,4 +69,51 @@ describe("service pools", () => {
       yield* Fiber.join(burst)
       yield* eventually("worker ready after the burst", worker.registry.ready)
     }), 60_000)
+
+  it.live("every connection of the worker's pool taken: a push is still stored and acknowledged, on the ingest pool of its own", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("pools-ingest"))
+      const heartbeat = join(mkdtempSync(join(tmpdir(), "recon-pools-")), "worker.heartbeat")
+      // As the worker command composes it: the process's database URL in context, the service's pool.
+      const worker = yield* buildWorker(db, heartbeat, {
+        sql: Layer.merge(poolLayer(db, "recon_worker"), DatabaseUrl.layer(Redacted.make(db))) as unknown as ReturnType<typeof poolLayer>
+      })
+      yield* eventually("worker ready", worker.registry.ready)
+      const push = yield* servePush(worker)
+      yield* Effect.promise(() => register(db, { deviceId: "phone-pools", format: "smsforwarder", secret: "pools-secret" }))
+
+      const release = yield* Deferred.make<void>()
+      const hold = Effect.scoped(Effect.gen(function*() {
+        yield* worker.sql.reserve
+        yield* Deferred.await(release)
+      }))
+      const burst = yield* Effect.forkChild(Effect.forEach(Array.from({ length: POOL_BUDGETS.recon_worker + 5 }), () => hold, { concurrency: "unbounded" }))
+      yield* eventually(
+        "the worker's pool exhausted",
+        Effect.map(connections(db), (open) => open["recon_worker"] === POOL_BUDGETS.recon_worker)
+      )
+
+      const answer = yield* Effect.promise(() =>
+        pushForwarder(push, "phone-pools", { from: "15778000", sms: "[Web발신]\n신한 11/22 09:41\n입금 50,000원\n김철수\n잔액 1,250,000", secret: "pools-secret" }))
+      assert.strictEqual(answer.http, 200)
+      const rows = yield* Effect.promise(() => smsRows(db, ["phone-pools"]))
+      assert.strictEqual(rows.length, 1)
+      const open = yield* connections(db)
+      assert.strictEqual(open["recon_worker"], POOL_BUDGETS.recon_worker)
+      assert.isAtLeast(open["recon_worker_ingest"] ?? 0, 1)
+      assert.isAtMost(open["recon_worker_ingest"] ?? 0, POOL_BUDGETS.recon_worker_ingest)
+
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(burst)
+    }), 60_000)
+
+  it.live("every pool connects with JIT off (a server built with LLVM compiled short statements for 55–70 ms each)", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("pools-jit"))
+      const jit = yield* Effect.gen(function*() {
+        const rows = yield* (yield* SqlClient.SqlClient)<{ jit: string }>`SELECT current_setting('jit') AS jit`
+        return rows[0]!.jit
+      }).pipe(Effect.provide(poolLayer(db, "recon_worker")))
+      assert.strictEqual(jit, "off")
+    }))
 })
