@@ -24,7 +24,7 @@ import { Agent, request as httpRequest } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
-import { benchDatabase, hangulName, loadAverage, percentile, reconEntry, type Service, sleep, startService, waitFor } from "./support.ts"
+import { benchDatabase, cpuTicks, hangulName, loadAverage, percentile, reconEntry, type Service, sleep, startService, waitFor } from "./support.ts"
 
 const TOKEN = "bench-recon-token-0123456789"
 const SECRET = "bench-secret"
@@ -117,6 +117,9 @@ const serverTicks = () =>
       return sum
     }
   }, 0)
+
+/** The workers' and the wallet's CPU so far, in clock ticks. */
+const servicesTicks = () => [...workers, wallet].reduce((sum, service) => sum + cpuTicks(service.child.pid!), 0)
 
 // The busy account's chained balance, and its minute-precise stamp (Seoul).
 let balance = 3_000_000
@@ -242,6 +245,7 @@ const answers = () => {
   const thirds = [0, 1, 2].map(() => ({ ticks: 0 }))
   const third = Math.floor(steadyCount / 3)
   let t0 = serverTicks()
+  const servicesAtStart = servicesTicks()
   const sentAt = new Map<string, number>()
   for (let part = 0; part < 3; part++) {
     const count = part === 2 ? steadyCount - 2 * third : third
@@ -255,7 +259,8 @@ const answers = () => {
   report(`1. steady ${RATE} SMS/s for ${STEADY_SECONDS} s (${steadyCount.toLocaleString("en")} SMS, 90 % of them from both phones): ${answers()}`)
   report(`   webhook → approved: p50 ${ms(percentile(latencies, 50))}, p90 ${ms(percentile(latencies, 90))}, p99 ${ms(percentile(latencies, 99))}, max ${ms(latencies.at(-1) ?? NaN)}; ` +
     `${done.size} of ${steadyCount} approved`)
-  report(`   PostgreSQL CPU per SMS by third of the run: ${thirds.map((t, k) => ms((t.ticks * 10) / (k === 2 ? steadyCount - 2 * third : third))).join(", ")}`)
+  report(`   PostgreSQL CPU per SMS by third of the run: ${thirds.map((t, k) => ms((t.ticks * 10) / (k === 2 ? steadyCount - 2 * third : third))).join(", ")}; ` +
+    `the services' (workers and wallet) ${ms(((servicesTicks() - servicesAtStart) * 10) / steadyCount)}`)
 }
 
 {
@@ -300,6 +305,7 @@ if (FAST > 0) {
 if (BURST > 0) {
   resetTally()
   const before = serverTicks()
+  const servicesBefore = servicesTicks()
   const started = performance.timeOrigin + performance.now()
   let next = 0
   await Promise.all(Array.from({ length: SENDERS }, async () => {
@@ -310,7 +316,7 @@ if (BURST > 0) {
   const endToEnd = done.size / ((lastApproval(done) - started) / 1000)
   report(`4. burst of ${BURST.toLocaleString("en")} SMS from ${SENDERS} senders (each SMS from both phones): answered in ${((stored - started) / 1000).toFixed(1)} s; ${answers()}`)
   report(`   ${done.size} approved, ${endToEnd.toFixed(0)} approvals/s end to end = ${(endToEnd / tps).toFixed(2)} × pgbench tps (target ≥ 0.35); ` +
-    `PostgreSQL CPU ${ms(((serverTicks() - before) * 10) / BURST)} per SMS; load average ${loadAverage()}`)
+    `PostgreSQL CPU ${ms(((serverTicks() - before) * 10) / BURST)} per SMS, the services' ${ms(((servicesTicks() - servicesBefore) * 10) / BURST)}; load average ${loadAverage()}`)
 }
 
 if (process.env.BENCH_STATS) {

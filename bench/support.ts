@@ -82,6 +82,10 @@ export const benchDatabase = async (name: string, options: { readonly persistent
   parsed.pathname = `/${dbName}`
   const url = parsed.toString()
   await runOn(url, runMigrations())
+  // BENCH_JIT=off: the database's default, whatever the services ask (an older tree's before/after without JIT).
+  if (process.env.BENCH_JIT) {
+    await runOn(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`ALTER DATABASE ${dbName} SET jit = ${process.env.BENCH_JIT === "off" ? "off" : "on"}`) }))
+  }
   if (process.env.BENCH_STATS && debian !== undefined) {
     await runOn(url, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements") }))
   }
