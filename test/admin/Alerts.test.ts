@@ -244,7 +244,7 @@ describe("configuration", () => {
     const settings = read({ SVC_REVIEW_SECOND_APPROVAL_OVER: "1,000,000", SVC_REVIEW_WAIT_ALERT_S: "300", SVC_ALERT_TELEGRAM_CHAT_ID: "-100123", SVC_RECON_CHATBOT_TOKEN: TOKEN })
     assert.isTrue(Result.isSuccess(settings))
     if (Result.isSuccess(settings)) {
-      assert.deepStrictEqual(settings.success.review, { secondApprovalOver: "1000000", waitAlertS: 300 })
+      assert.deepStrictEqual(settings.success.review, { secondApprovalOver: "1000000", waitAlertS: 300, balanceGapGraceS: 120 })
       assert.deepInclude(settings.success.alertChat, { chatId: "-100123", apiUrl: "https://api.telegram.org" })
     }
     const defaults = read({})
