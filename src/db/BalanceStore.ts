@@ -174,37 +174,44 @@ const make = Effect.gen(function*() {
         (SELECT ${ENTRY_JSON("l")} FROM recon.balance_entry AS l WHERE l.sms_id = a.last_sms_id) AS last_balance,
         COALESCE((SELECT jsonb_agg(t.j ORDER BY t.pos) FROM (SELECT ${ENTRY_JSON("e")} AS j, e.pos FROM recon.balance_entry AS e
           WHERE e.account_id = x.account_id AND e.pos IS NOT NULL ORDER BY e.pos DESC LIMIT ${TAIL}) AS t), '[]'::jsonb) AS tail,
-        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', g.id, 'after', ${ENTRY_JSON("ga")}, 'before', ${ENTRY_JSON("gb")},
+        -- A gap's ends and their neighbours by key, each a scalar subquery: never a join the
+        -- planner may turn into a scan of the account's entries on stale statistics.
+        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', g.id,
+            'after', (SELECT ${ENTRY_JSON("ga")} FROM recon.balance_entry AS ga WHERE ga.sms_id = g.after_sms_id),
+            'before', (SELECT ${ENTRY_JSON("gb")} FROM recon.balance_entry AS gb WHERE gb.sms_id = g.before_sms_id),
             'between', g.between_sum::text, 'since', ${sql.literal(epochMs("g.since"))},
-            'after_next', (SELECT min(n.pos) FROM recon.balance_entry AS n WHERE n.account_id = g.account_id AND n.pos > ga.pos)::text,
-            'before_prev', (SELECT max(p.pos) FROM recon.balance_entry AS p WHERE p.account_id = g.account_id AND p.pos < gb.pos)::text))
+            'after_next', (SELECT min(n.pos) FROM recon.balance_entry AS n WHERE n.account_id = g.account_id
+              AND n.pos > (SELECT ga.pos FROM recon.balance_entry AS ga WHERE ga.sms_id = g.after_sms_id))::text,
+            'before_prev', (SELECT max(p.pos) FROM recon.balance_entry AS p WHERE p.account_id = g.account_id
+              AND p.pos < (SELECT gb.pos FROM recon.balance_entry AS gb WHERE gb.sms_id = g.before_sms_id))::text))
           FROM recon.balance_gap AS g
-          JOIN recon.balance_entry AS ga ON ga.sms_id = g.after_sms_id JOIN recon.balance_entry AS gb ON gb.sms_id = g.before_sms_id
-          WHERE g.id IN (
+          -- Each key an index condition (= ANY of an array, never a join the planner may turn
+          -- into a scan of the account's gaps or entries on stale statistics).
+          WHERE g.id = ANY (ARRAY(
             SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
-              AND f.from_balance IN (SELECT jsonb_array_elements_text(x.froms)::numeric)
+              AND f.from_balance = ANY (ARRAY(SELECT jsonb_array_elements_text(x.froms)::numeric))
             UNION SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
-              AND f.before_key IN (SELECT jsonb_array_elements_text(x.befores)::numeric)
+              AND f.before_key = ANY (ARRAY(SELECT jsonb_array_elements_text(x.befores)::numeric))
             UNION SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
-              AND f.unexplained IN (SELECT jsonb_array_elements_text(x.amounts)::numeric)
+              AND f.unexplained = ANY (ARRAY(SELECT jsonb_array_elements_text(x.amounts)::numeric))
             UNION SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
-              AND f.after_sms_id IN (SELECT e.sms_id FROM recon.balance_entry AS e
-                WHERE e.account_id = x.account_id AND e.pos IS NOT NULL ORDER BY e.pos DESC LIMIT ${TAIL}))), '[]'::jsonb) AS gaps,
+              AND f.after_sms_id = ANY (ARRAY(SELECT e.sms_id FROM recon.balance_entry AS e
+                WHERE e.account_id = x.account_id AND e.pos IS NOT NULL ORDER BY e.pos DESC LIMIT ${TAIL}))))), '[]'::jsonb) AS gaps,
         -- The entries a fact may repeat, looked up by balance (migration 0019's index), key by key.
-        COALESCE((SELECT jsonb_agg(${ENTRY_JSON("c")}) FROM recon.balance_entry AS c WHERE c.sms_id IN (
-          SELECT r.sms_id FROM jsonb_to_recordset(x.keys) AS k(direction text, amount numeric, balance numeric, lo timestamptz, hi timestamptz)
+        COALESCE((SELECT jsonb_agg(c.j) FROM (
+          SELECT r.j FROM jsonb_to_recordset(x.keys) AS k(direction text, amount numeric, balance numeric, lo timestamptz, hi timestamptz)
           CROSS JOIN LATERAL (
-            SELECT r.sms_id FROM recon.balance_entry AS r
+            SELECT ${ENTRY_JSON("r")} AS j FROM recon.balance_entry AS r
             WHERE r.account_id = x.account_id AND r.duplicate_of IS NULL AND r.balance = k.balance AND r.direction = k.direction AND r.amount = k.amount
             ORDER BY r.received_at DESC LIMIT 8) AS r
-          UNION
-          SELECT r.sms_id FROM jsonb_to_recordset(x.keys) AS k(direction text, amount numeric, balance numeric, lo timestamptz, hi timestamptz)
+          UNION ALL
+          SELECT r.j FROM jsonb_to_recordset(x.keys) AS k(direction text, amount numeric, balance numeric, lo timestamptz, hi timestamptz)
           CROSS JOIN LATERAL (
-            SELECT r.sms_id FROM recon.balance_entry AS r
+            SELECT ${ENTRY_JSON("r")} AS j FROM recon.balance_entry AS r
             WHERE k.balance IS NULL AND r.account_id = x.account_id AND r.duplicate_of IS NULL AND r.balance IS NULL
               AND r.direction = k.direction AND r.amount = k.amount
               AND r.received_at BETWEEN k.lo - ${WINDOW}::interval AND k.hi + ${WINDOW}::interval
-            LIMIT 8) AS r)), '[]'::jsonb) AS candidates
+            LIMIT 8) AS r) AS c), '[]'::jsonb) AS candidates
       FROM x JOIN recon.balance_account AS a ON a.id = x.account_id`.pipe(Effect.flatMap(decodeViews))
 
   const toView = (w: typeof ViewRow.Type): ChainView => ({
