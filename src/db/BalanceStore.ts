@@ -130,7 +130,10 @@ export interface BalanceStoreShape {
    * SMS was recorded before (a re-parse) changes nothing.
    */
   readonly record: (facts: ReadonlyArray<BalanceFact>) => Effect.Effect<Recorded, SqlError.SqlError>
-  /** Sends `balance.gap` for the gaps open `graceS` seconds and not explained (each once); answers how many. */
+  /**
+   * Sends `balance.gap` for the gaps open `graceS` seconds and not explained (each once; one
+   * explained and later undone is sent once past the grace period then); answers how many.
+   */
   readonly announce: (graceS: number) => Effect.Effect<number, SqlError.SqlError>
   /** /accounts/list: accounts with their open gaps (explained ones say so), the latest balance first. */
   readonly listAccounts: (
@@ -381,21 +384,24 @@ const make = Effect.gen(function*() {
     const [row] = yield* sql<{ sent: bigint }>`
       WITH due AS (UPDATE recon.balance_gap AS g SET announced_at = ${new Date(now)}
         WHERE g.id IN (SELECT id FROM recon.balance_gap WHERE closed_at IS NULL AND announced_at IS NULL AND since <= ${new Date(now - graceS * 1000)}
+            AND explained_at IS NULL
           ORDER BY since, id LIMIT ${ANNOUNCE_BATCH} FOR UPDATE SKIP LOCKED)
-        RETURNING g.account_id, g.after_sms_id, g.before_sms_id, g.unexplained, g.since, g.explained_at)
+        RETURNING g.account_id, g.after_sms_id, g.before_sms_id, g.unexplained, g.since)
       SELECT count(recon.emit_event('balance.gap', jsonb_build_object('account', a.account, 'bank', a.bank, 'device_id', a.device_id,
           'sender', a.sender, 'after_sms_id', due.after_sms_id, 'before_sms_id', due.before_sms_id,
           'unexplained', recon.amount_text(due.unexplained), 'since', recon.iso_time(due.since)))) AS sent
-      FROM due JOIN recon.balance_account AS a ON a.id = due.account_id
-      WHERE due.explained_at IS NULL`
+      FROM due JOIN recon.balance_account AS a ON a.id = due.account_id`
     return Number(row?.sent ?? 0)
   })
 
-  const GAPS_JSON = (where: string) => sql.literal(`COALESCE((SELECT jsonb_agg(jsonb_build_object('id', g.id, 'after_sms_id', g.after_sms_id,
+  /** An open gap `g` as /accounts/list shows it. */
+  const GAP_JSON = sql.literal(`jsonb_build_object('id', g.id, 'after_sms_id', g.after_sms_id,
       'before_sms_id', g.before_sms_id, 'unexplained', recon.amount_text(g.unexplained), 'since', recon.iso_time(g.since),
       'explained', CASE WHEN g.explained_at IS NULL THEN NULL ELSE jsonb_build_object('reason', g.explained_reason,
-        'amount', recon.amount_text(g.explained_amount), 'operator', g.explained_by, 'at', recon.iso_time(g.explained_at)) END)
-      ORDER BY g.since, g.id) FROM recon.balance_gap AS g WHERE ${where}), '[]'::jsonb)`)
+        'amount', recon.amount_text(g.explained_amount), 'operator', g.explained_by, 'at', recon.iso_time(g.explained_at)) END)`)
+  /** Account `a`'s open gaps, the oldest first. */
+  const GAPS_JSON = sql`COALESCE((SELECT jsonb_agg(${GAP_JSON} ORDER BY g.since, g.id)
+    FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL), '[]'::jsonb)`
   const ACCOUNT_COLUMNS = sql.literal(`a.id, a.account, a.bank, a.device_id, a.sender, recon.amount_text(a.last_balance) AS last_balance, a.last_at, a.merged_into`)
 
   const listAccounts = Effect.fn("BalanceStore.listAccounts")(function*(filter: Paging & { readonly has_gaps?: boolean | null | undefined }) {
@@ -405,19 +411,19 @@ const make = Effect.gen(function*() {
       : sql`NOT EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
     const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.balance_account AS a WHERE ${where}`
     const items = yield* decodeAccounts(yield* sql`
-      SELECT ${ACCOUNT_COLUMNS}, ${GAPS_JSON("g.account_id = a.id AND g.closed_at IS NULL")} AS gaps
+      SELECT ${ACCOUNT_COLUMNS}, ${GAPS_JSON} AS gaps
       FROM recon.balance_account AS a WHERE ${where}
       ORDER BY a.last_at DESC NULLS LAST, a.id DESC LIMIT ${size} OFFSET ${offset}`)
     return { items, total: Number(count?.total ?? 0), page, page_size: size }
   })
 
   const oneAccount = (id: number) =>
-    Effect.flatMap(sql`SELECT ${ACCOUNT_COLUMNS}, ${GAPS_JSON("g.account_id = a.id AND g.closed_at IS NULL")} AS gaps
+    Effect.flatMap(sql`SELECT ${ACCOUNT_COLUMNS}, ${GAPS_JSON} AS gaps
       FROM recon.balance_account AS a WHERE a.id = ${id}`, decodeAccounts).pipe(Effect.map((rows) => rows[0]!))
 
   const oneGap = (id: number) =>
-    Effect.flatMap(sql`SELECT ${GAPS_JSON(`g.id = ${Number(id)}`)} AS gaps`, decodeRows(Schema.Struct({ gaps: Schema.Array(ListedGap) })))
-      .pipe(Effect.map((rows) => rows[0]!.gaps[0]!))
+    Effect.flatMap(sql`SELECT ${GAP_JSON} AS gap FROM recon.balance_gap AS g WHERE g.id = ${id}`, decodeRows(Schema.Struct({ gap: ListedGap })))
+      .pipe(Effect.map((rows) => rows[0]!.gap))
 
   const audit = (row: { action: string; operator: string; account_id: number; gap_id?: number | null; other_account_id?: number | null; reason?: string | null; amount?: string | null }, now: Date) =>
     sql`INSERT INTO recon.balance_action (action, operator, account_id, gap_id, other_account_id, reason, amount, at)
