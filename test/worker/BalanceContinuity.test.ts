@@ -2,7 +2,8 @@
 // within one minute, the fifth withheld and pushed after the sixth; the worker's parse_loop reads
 // them and its placer places them by their balances. One gap opens and closes, no other opens,
 // the account's last balance is the sixth's, and nothing is announced (it closed within the grace
-// period): no balance.gap event, no alert.
+// period): no balance.gap event, no alert. A message that never arrives is announced once past
+// the grace period, by a parse_loop pass.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -69,5 +70,32 @@ describe("balance continuity through the push webhook", () => {
       // Closed within the grace period: never announced.
       yield* Effect.sleep("1 second")
       assert.deepStrictEqual(yield* query((sql) => sql`SELECT id FROM recon.webhook_event WHERE type = 'balance.gap'`), [])
+    }).pipe(Effect.scoped), 90_000)
+
+  it.live("a message that never arrives: the gap is announced by a parse_loop pass once past SVC_BALANCE_GAP_GRACE_S, once", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("balance-grace"))
+      yield* Effect.promise(() => register(db, { deviceId: "phone-1", format: "smsforwarder", trusted: true }))
+      const query = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+        Effect.promise(() => runSql(db, Effect.flatMap(Effect.service(SqlClient.SqlClient), f).pipe(Effect.orDie)))
+      yield* query((sql) => sql`INSERT INTO recon.shooter_phone (phone) VALUES ('16449999')`)
+      yield* query((sql) => sql`INSERT INTO recon.webhook (url, secret, events) VALUES ('http://127.0.0.1:9/hook', 'a-secret-of-16-chars', '{balance.gap}')`)
+      const heartbeat = join(mkdtempSync(join(tmpdir(), "recon-balance-")), "worker.heartbeat")
+      const worker = yield* buildWorker(db, heartbeat, { loops: [ParseLoop], settings: { balanceGapGraceS: 1 } })
+      const push = yield* servePush(worker)
+      const start = Date.parse("2026-11-02T05:05:05Z")
+      // 4,000,000 + 50,000 = 4,050,000; the 12,000 out (4,038,000) never arrives; + 300,000 = 4,338,000.
+      for (const [i, text] of [kb("입금", "김민준", 50_000, 4_050_000), kb("입금", "이서연", 300_000, 4_338_000)].entries()) {
+        const answer = yield* Effect.promise(() => pushForwarder(push, "phone-1", { from: "16449999", sms: text, timestamp: start + i * 8_000 }))
+        assert.strictEqual(answer.http, 200, JSON.stringify(answer.body))
+      }
+      const events = () => query((sql) => sql<{ data: any }>`SELECT data FROM recon.webhook_event WHERE type = 'balance.gap'`)
+      // A pass comes every 5 s; kicked here so the test need not wait for it.
+      yield* eventually("the gap announced", Effect.andThen(worker.kicks.kick("parse_loop"), Effect.map(events(), (rows) => rows.length > 0)), 30_000)
+      const [event] = yield* events()
+      assert.deepInclude(event!.data, { account, bank: "KB국민", unexplained: "-12000" })
+      yield* worker.kicks.kick("parse_loop")
+      yield* Effect.sleep("300 millis")
+      assert.strictEqual((yield* events()).length, 1, "announced once")
     }).pipe(Effect.scoped), 90_000)
 })
