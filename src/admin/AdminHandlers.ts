@@ -147,10 +147,21 @@ const devices = HttpApiBuilder.group(AdminApi, "devices", Effect.fn(function*(ha
       answered(recon.call((c) => c.phone.delete({ payload })).pipe(Effect.tap(() => changed("sender removed from the whitelist", payload)), Effect.map(ok))))
 }))
 
-/** The accounts' balance continuity: recon's answer as it gave it. */
+/** The accounts' balance continuity: recon's answer as it gave it; an action carries the signed-in operator (recon audits it). */
 const accounts = HttpApiBuilder.group(AdminApi, "accounts", Effect.fn(function*(handlers) {
   const recon = yield* ReconClient
-  return handlers.handle("list", ({ payload }) => answered(Effect.map(recon.call((c) => c.accounts.list({ payload })), ok)))
+  const operator = Effect.map(Effect.service(CurrentOperator), (session) => session.account)
+  return handlers
+    .handle("list", ({ payload }) => answered(Effect.map(recon.call((c) => c.accounts.list({ payload })), ok)))
+    .handle("explainGap", ({ payload }) =>
+      answered(Effect.flatMap(operator, (by) => recon.call((c) => c.accounts.explainGap({ payload: { ...payload, operator: by } }))).pipe(Effect.map(ok))))
+    .handle("unexplainGap", ({ payload }) =>
+      answered(Effect.flatMap(operator, (by) => recon.call((c) => c.accounts.unexplainGap({ payload: { ...payload, operator: by } }))).pipe(Effect.map(ok))))
+    .handle("merge", ({ payload }) =>
+      answered(Effect.flatMap(operator, (by) => recon.call((c) => c.accounts.merge({ payload: { ...payload, operator: by } }))).pipe(Effect.map(ok))))
+    .handle("unmerge", ({ payload }) =>
+      answered(Effect.flatMap(operator, (by) => recon.call((c) => c.accounts.unmerge({ payload: { ...payload, operator: by } }))).pipe(Effect.map(ok))))
+    .handle("actions", ({ payload }) => answered(Effect.map(recon.call((c) => c.accounts.actions({ payload })), ok)))
 }))
 
 export const adminHandlers = Layer.mergeAll(sync, auth, operator, review, template, devices, accounts)

@@ -43,7 +43,7 @@ const adminServices = (settings: AdminSettings) =>
       Operators.layer.pipe(Layer.provide(SignInLimits.layer(settings.signInLimits))),
       ReviewDecisions.layer(settings.review.secondApprovalOver),
       TemplateLearning.layer,
-      Alerts.layer(settings.review.waitAlertS)
+      Alerts.layer(settings.review.waitAlertS, settings.review.balanceGapGraceS)
     )),
     Layer.provideMerge(Layer.mergeAll(
       ReconClient.layer({ baseUrl: settings.reconUrl, token: settings.reconToken }),

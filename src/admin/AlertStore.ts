@@ -74,7 +74,7 @@ export interface AlertStoreShape {
   /** SMS awaiting a person since more than `waitS` seconds after they were received, the oldest first. */
   readonly waitingSms: (now: Date, waitS: number) => Effect.Effect<ReadonlyArray<WaitingSms>, SqlError.SqlError>
   /** The open balance gaps with their accounts, the oldest first (read where the worker writes them, not through recon's API). */
-  readonly balanceGaps: () => Effect.Effect<ReadonlyArray<OpenBalanceGap>, SqlError.SqlError>
+  readonly balanceGaps: (now: Date, graceS: number) => Effect.Effect<ReadonlyArray<OpenBalanceGap>, SqlError.SqlError>
   /** Records the open alerts not seen before (to be sent once). */
   readonly noteAlerts: (alerts: ReadonlyArray<Notice>) => Effect.Effect<void, SqlError.SqlError>
   /**
@@ -110,11 +110,12 @@ const make = Effect.gen(function*() {
       ORDER BY received_at, id LIMIT ${MAX_ALERTS_PER_KIND}`)
   })
 
-  const balanceGaps = Effect.fn("AlertStore.balanceGaps")(function*() {
+  const balanceGaps = Effect.fn("AlertStore.balanceGaps")(function*(now: Date, graceS: number) {
+    // Past the grace period (a message a moment late closes its gap first), and not explained by an operator.
     return yield* decodeRows(OpenBalanceGap)(yield* sql`SELECT a.account, a.bank, a.device_id, a.sender, g.after_sms_id, g.before_sms_id,
-        ${sql.literal(amountText("g.unexplained"))} AS unexplained, g.since, count(*) OVER () AS total
+        ${sql.literal(amountText("g.unexplained"))} AS unexplained, g.since + make_interval(secs => ${graceS}) AS since, count(*) OVER () AS total
       FROM recon.balance_gap AS g JOIN recon.balance_account AS a ON a.id = g.account_id
-      WHERE g.closed_at IS NULL
+      WHERE g.closed_at IS NULL AND g.explained_at IS NULL AND g.since + make_interval(secs => ${graceS}) <= ${now}
       ORDER BY g.since, g.id LIMIT ${MAX_ALERTS_PER_KIND}`)
   })
 

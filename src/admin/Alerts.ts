@@ -33,7 +33,7 @@ const gapDetail = (g: OpenBalanceGap, listed: number) => {
 }
 
 /** The sources, one per kind. */
-const sources = (store: AlertStore["Service"], waitAlertS: number): ReadonlyArray<AlertSource> => [
+const sources = (store: AlertStore["Service"], waitAlertS: number, gapGraceS: number): ReadonlyArray<AlertSource> => [
   {
     kind: "phone_silent",
     open: (now) =>
@@ -59,10 +59,11 @@ const sources = (store: AlertStore["Service"], waitAlertS: number): ReadonlyArra
         })))
   },
   {
-    // Balance continuity (the reconciliation aids): each open gap, read where the worker writes it.
+    // Balance continuity (the reconciliation aids): each gap open past the grace period and not
+    // explained by an operator, read where the worker writes it.
     kind: "balance_gap",
-    open: () =>
-      Effect.map(store.balanceGaps(), (gaps) =>
+    open: (now) =>
+      Effect.map(store.balanceGaps(now, gapGraceS), (gaps) =>
         gaps.map((g): Alert => ({ kind: "balance_gap", subject: accountName(g), since: g.since, detail: gapDetail(g, gaps.length) })))
   }
 ]
@@ -71,11 +72,11 @@ export class Alerts extends Context.Service<Alerts, {
   /** The open alerts, the newest condition first. */
   readonly open: Effect.Effect<ReadonlyArray<Alert>, SqlError.SqlError>
 }>()("recon/admin/Alerts") {
-  static readonly layer = (waitAlertS: number) =>
+  static readonly layer = (waitAlertS: number, gapGraceS = 120) =>
     Layer.effect(
       Alerts,
       Effect.gen(function*() {
-        const list = sources(yield* AlertStore, waitAlertS)
+        const list = sources(yield* AlertStore, waitAlertS, gapGraceS)
         return {
           open: Effect.gen(function*() {
             const now = DateTime.toDateUtc(yield* DateTime.now)

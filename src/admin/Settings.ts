@@ -14,6 +14,8 @@ export interface ReviewSettings {
   readonly secondApprovalOver: string | undefined
   /** An SMS awaiting a person longer than this is a `review_waiting` alert. */
   readonly waitAlertS: number
+  /** A balance gap alerts once it has stayed open this long (SVC_BALANCE_GAP_GRACE_S; a message a moment late never pages anyone). */
+  readonly balanceGapGraceS: number
 }
 
 /** Where new alerts are sent (the Telegram Bot API's sendMessage), when a chat is configured. */
@@ -38,7 +40,8 @@ const parseChatId = (raw: string): Result.Result<string, string> =>
 
 export const readReviewSettings: Settings<ReviewSettings> = all({
   secondApprovalOver: read(key("SVC_REVIEW_SECOND_APPROVAL_OVER", parseAmountKey)).pipe(Effect.map(Option.getOrUndefined)),
-  waitAlertS: int("SVC_REVIEW_WAIT_ALERT_S", 600, 1, 30 * 86_400)
+  waitAlertS: int("SVC_REVIEW_WAIT_ALERT_S", 600, 1, 30 * 86_400),
+  balanceGapGraceS: int("SVC_BALANCE_GAP_GRACE_S", 120, 0, 7 * 86_400)
 })
 
 /** SVC_ALERT_TELEGRAM_CHAT_ID with the chat-bot's token and Bot API URL; the token is required once a chat is set. */

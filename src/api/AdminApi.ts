@@ -9,15 +9,20 @@ import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity } from "effect/http-api"
 import { DecimalAmount } from "../domain/Money.ts"
 import { PgIsoTime, PgString } from "../domain/PgValues.ts"
-import { Account, Device, Phone, Registration, Sms, SmsDetail, SmsStatus, Template } from "../domain/Records.ts"
+import { Account, BalanceAction, BalanceGap, Device, Phone, Registration, Sms, SmsDetail, SmsStatus, Template } from "../domain/Records.ts"
 import { HeartbeatJson } from "../health/Heartbeat.ts"
 import { CallerAuth } from "./CallerAuth.ts"
 import { ErrorEnvelopes, errorEnvelope, Ok } from "./Envelope.ts"
 import {
+  AccountActionListFields,
   AccountListFields,
+  AccountMergeFields,
+  AccountUnmergeFields,
   AddDeviceFields,
   Deleted,
   DeviceListFields,
+  GapExplainFields,
+  GapUnexplainFields,
   Id,
   opt,
   Page,
@@ -245,7 +250,13 @@ export class DevicesGroup extends HttpApiGroup.make("devices").add(
 
 /** Balance continuity, passed on from recon's /accounts/list: each account's last balance and its open gaps. */
 export class AccountsGroup extends HttpApiGroup.make("accounts").add(
-  HttpApiEndpoint.post("list", "/api/accounts/list", { payload: Schema.Struct(AccountListFields), success: Ok(Page(Account)), error: ErrorEnvelopes })
+  HttpApiEndpoint.post("list", "/api/accounts/list", { payload: Schema.Struct(AccountListFields), success: Ok(Page(Account)), error: ErrorEnvelopes }),
+  // The operator's actions, passed on to recon with the signed-in operator's account as `operator` (audited there).
+  HttpApiEndpoint.post("explainGap", "/api/accounts/gap/explain", { payload: Schema.Struct(GapExplainFields), success: Ok(BalanceGap), error: ErrorEnvelopes }),
+  HttpApiEndpoint.post("unexplainGap", "/api/accounts/gap/unexplain", { payload: Schema.Struct(GapUnexplainFields), success: Ok(BalanceGap), error: ErrorEnvelopes }),
+  HttpApiEndpoint.post("merge", "/api/accounts/merge", { payload: Schema.Struct(AccountMergeFields), success: Ok(Account), error: ErrorEnvelopes }),
+  HttpApiEndpoint.post("unmerge", "/api/accounts/unmerge", { payload: Schema.Struct(AccountUnmergeFields), success: Ok(Account), error: ErrorEnvelopes }),
+  HttpApiEndpoint.post("actions", "/api/accounts/actions", { payload: Schema.Struct(AccountActionListFields), success: Ok(Page(BalanceAction)), error: ErrorEnvelopes })
 ).middleware(JsonBody).middleware(OperatorAuth) {}
 
 export class AdminApi extends HttpApi.make("admin")

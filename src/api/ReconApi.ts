@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { DecimalAmount } from "../domain/Money.ts"
 import { PgIsoTime, PgString } from "../domain/PgValues.ts"
-import { Account, Device, DeviceIdPattern, PushFormat, Phone, Registration, Sms, SmsDetail, SmsStatus, Template, TopInfo, Webhook, WebhookAttempt } from "../domain/Records.ts"
+import { Account, BalanceAction, BalanceGap, Device, DeviceIdPattern, PushFormat, Phone, Registration, Sms, SmsDetail, SmsStatus, Template, TopInfo, Webhook, WebhookAttempt } from "../domain/Records.ts"
 import { EVENT_TYPES } from "../domain/Webhooks.ts"
 import { CallerAuth } from "./CallerAuth.ts"
 import { ErrorEnvelopes, Ok } from "./Envelope.ts"
@@ -57,6 +57,12 @@ export const AddDeviceFields = {
 }
 export const PhoneListFields = { ...Paging, keyword: opt(Text(64)) }
 export const AccountListFields = { ...Paging, has_gaps: opt(Schema.Boolean) }
+/** Explaining an open gap (a sweep, a fee, interest): the reason, and the amount it explains when the operator knows it. */
+export const GapExplainFields = { gap_id: Id, reason: NonEmptyText(500), amount: opt(Schema.String.check(Schema.isPattern(/^-?\d{1,16}(?:\.\d{1,2})?$/))) }
+export const GapUnexplainFields = { gap_id: Id }
+export const AccountMergeFields = { account_id: Id, into_id: Id }
+export const AccountUnmergeFields = { account_id: Id }
+export const AccountActionListFields = { ...Paging, account_id: opt(Id) }
 export const PhoneAddFields = { phone: NonEmptyText(32), bank: opt(Text(64)), note: opt(Text(500)) }
 export const DeviceListFields = { ...Paging, trusted: opt(Schema.Boolean) }
 export const TrustFields = { id: Id, trusted: opt(Schema.Boolean) }
@@ -148,7 +154,17 @@ export class WebhookGroup extends HttpApiGroup.make("webhook").add(
 export class AccountsGroup extends HttpApiGroup.make("accounts").add(
   post("list", "/accounts/list", AccountListFields, Page(Account))
     .annotate(OpenApi.Description, "Accounts whose messages carry a balance, the latest first, with their open gaps " +
-      "(a step of the balances that the messages received do not explain: a message is missing).")
+      "(a step of the balances that the messages received do not explain: a message is missing)."),
+  post("explainGap", "/accounts/gap/explain", { ...GapExplainFields, operator: Operator }, BalanceGap)
+    .annotate(OpenApi.Description, "Marks an open gap explained (a sweep, a fee): it no longer alerts nor sends balance.gap, stays listed " +
+      "as explained, and a message arriving later still closes it. Audited; undone by /accounts/gap/unexplain."),
+  post("unexplainGap", "/accounts/gap/unexplain", { ...GapUnexplainFields, operator: Operator }, BalanceGap),
+  post("merge", "/accounts/merge", { ...AccountMergeFields, operator: Operator }, Account)
+    .annotate(OpenApi.Description, "Merges a device-account (messages without account digits, e.g. 신한) into another: one chain " +
+      "from then on, each phone's copy filling the other's gaps. Audited; undone by /accounts/unmerge."),
+  post("unmerge", "/accounts/unmerge", { ...AccountUnmergeFields, operator: Operator }, Account),
+  post("actions", "/accounts/actions", AccountActionListFields, Page(BalanceAction))
+    .annotate(OpenApi.Description, "The operators' actions on balances, newest first.")
 ) {}
 
 export class ReconApi extends HttpApi.make("recon")

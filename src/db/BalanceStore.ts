@@ -1,25 +1,19 @@
 // Balance continuity in the database: `record` places the balance facts of parsed and ignored
-// messages in their accounts' sequences (parse_loop calls it once per batch, in its transaction),
-// closes the gaps they explain, opens those they reveal and writes a `balance.gap` event for each
-// new one; `listAccounts` is /accounts/list. The sequence logic is domain/BalanceSequence.ts.
+// messages in their accounts' chains (parse_loop's placer calls it, off the money path), by the
+// balances themselves (domain/BalanceChain.ts): per fact a bounded read of the account's end, of
+// the open gaps its balance or amount fits and of the chain's last TAIL messages, whatever the
+// account's history. `announce` sends `balance.gap` for the gaps open past the grace period;
+// operators explain gaps and merge device-accounts (audited in recon.balance_action, undoable);
+// `listAccounts` is /accounts/list.
 import { BigDecimal, Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import {
-  accountOf,
-  type BalanceFact,
-  DUPLICATE_WINDOW_MS,
-  type Entry,
-  entryOf,
-  type OpenGap,
-  place,
-  type Placement
-} from "../domain/BalanceSequence.ts"
-import { BalanceGap } from "../domain/Records.ts"
+import { accountOf, type BalanceFact, DUPLICATE_WINDOW_MS, type Entry, entryOf } from "../domain/BalanceSequence.ts"
+import { type ChainChanges, type ChainView, emptyView, type GapView, type Placed, placeInChain, TAIL } from "../domain/BalanceChain.ts"
+import { DbId, DbTimeOrNull } from "../domain/PgValues.ts"
 import { decodeRows } from "./Codecs.ts"
 import { type PageOf, pageWindow, type Paging } from "./Pages.ts"
-import { DbId, DbTimeOrNull } from "../domain/PgValues.ts"
 
-/** An entry as the window query answers it (times in epoch milliseconds). */
+/** An entry as the queries answer it (times in epoch milliseconds). */
 const EntryRow = Schema.Struct({
   sms_id: Schema.Number,
   received_at: Schema.Number,
@@ -28,22 +22,38 @@ const EntryRow = Schema.Struct({
   direction: Schema.Literals(["in", "out"]),
   amount: Schema.String,
   balance: Schema.NullOr(Schema.String),
-  duplicate_of: Schema.NullOr(Schema.Number)
+  duplicate_of: Schema.NullOr(Schema.Number),
+  pos: Schema.NullOr(Schema.String)
 })
+type EntryRow = typeof EntryRow.Type
 
-/** An account's window as one row: its entries, the candidates outside them and its open gaps. */
-const WindowRow = Schema.Struct({
+/** What placing needs of one account (ChainView as rows). */
+const ViewRow = Schema.Struct({
   account_id: DbId,
-  at_end: Schema.Boolean,
-  entries: Schema.Array(EntryRow),
-  candidates: Schema.Array(EntryRow),
+  last_balance: Schema.NullOr(EntryRow),
+  end_pos: Schema.NullOr(Schema.String),
+  tail_between: Schema.String,
+  tail: Schema.Array(EntryRow),
   gaps: Schema.Array(Schema.Struct({
     id: Schema.Number,
-    after_sms_id: Schema.Number,
-    before_sms_id: Schema.Number,
-    unexplained: Schema.String,
+    after: EntryRow,
+    before: EntryRow,
+    between: Schema.String,
+    after_next: Schema.String,
+    before_prev: Schema.String,
     since: Schema.Number
-  }))
+  })),
+  candidates: Schema.Array(EntryRow)
+})
+
+const ExplainedGap = Schema.Struct({ reason: Schema.String, amount: Schema.NullOr(Schema.String), operator: Schema.String, at: Schema.String })
+const ListedGap = Schema.Struct({
+  id: DbId,
+  after_sms_id: DbId,
+  before_sms_id: DbId,
+  unexplained: Schema.String,
+  since: Schema.String,
+  explained: Schema.NullOr(ExplainedGap)
 })
 const AccountRow = Schema.Struct({
   id: DbId,
@@ -53,10 +63,25 @@ const AccountRow = Schema.Struct({
   sender: Schema.NullOr(Schema.String),
   last_balance: Schema.NullOr(Schema.String),
   last_at: DbTimeOrNull,
-  gaps: Schema.Array(Schema.Struct({ ...BalanceGap.fields, after_sms_id: DbId, before_sms_id: DbId }))
+  merged_into: Schema.NullOr(DbId),
+  gaps: Schema.Array(ListedGap)
 })
-const decodeWindows = decodeRows(WindowRow)
-const toEntry = (e: typeof EntryRow.Type): Entry => ({
+const ActionRow = Schema.Struct({
+  id: DbId,
+  action: Schema.Literals(["explain", "unexplain", "merge", "unmerge"]),
+  operator: Schema.String,
+  account_id: DbId,
+  gap_id: Schema.NullOr(DbId),
+  other_account_id: Schema.NullOr(DbId),
+  reason: Schema.NullOr(Schema.String),
+  amount: Schema.NullOr(Schema.String),
+  at: DbTimeOrNull
+})
+const decodeViews = decodeRows(ViewRow)
+const decodeAccounts = decodeRows(AccountRow)
+const decodeEntries = decodeRows(EntryRow)
+
+const toEntry = (e: EntryRow): Entry => ({
   smsId: e.sms_id,
   receivedAt: e.received_at,
   txnAt: e.txn_at,
@@ -66,7 +91,7 @@ const toEntry = (e: typeof EntryRow.Type): Entry => ({
   balance: e.balance,
   duplicateOf: e.duplicate_of
 })
-const decodeAccounts = decodeRows(AccountRow)
+const toPlaced = (e: EntryRow): Placed => ({ ...toEntry(e), pos: e.pos! })
 
 /** What one call did, for the caller's log line. */
 export interface Recorded {
@@ -76,23 +101,53 @@ export interface Recorded {
   readonly closed: number
 }
 
+/** An operator's action on balances that names a gap or an account that is not there (404). */
+export class BalanceNotFound extends Schema.TaggedError<BalanceNotFound>()("BalanceNotFound", { what: Schema.String }) {}
+/** An operator's action that does not apply to the state found (409): the detail says why. */
+export class BalanceConflict extends Schema.TaggedError<BalanceConflict>()("BalanceConflict", { detail: Schema.String }) {}
+
 /** Prefixes an account key among the advisory locks of recon.lock_match_keys (never a payer's name key). */
 const LOCK_NAMESPACE = "balance-account:"
+/** Gaps announced per call at most (the next call takes the rest). */
+const ANNOUNCE_BATCH = 500
 
 const isDecimal = (text: string | null) => text === null || Option.isSome(BigDecimal.fromString(text))
+const signed = (e: Entry) => e.direction === "in" ? BigDecimal.fromStringUnsafe(e.amount) : BigDecimal.negate(BigDecimal.fromStringUnsafe(e.amount))
+const decText = (d: BigDecimal.BigDecimal) => BigDecimal.format(BigDecimal.normalize(d))
+
+export interface ExplainInput {
+  readonly gap_id: number
+  readonly reason: string
+  readonly amount?: string | null | undefined
+  readonly operator: string
+}
 
 export interface BalanceStoreShape {
   /**
    * Places balance facts (one per parsed or ignored message that carried a transaction), in the
-   * caller's transaction or a transaction of its own. Accounts are locked in key order first, so
-   * concurrent batches (several parse loops, several processes) never deadlock. A fact whose SMS
-   * was recorded before (a re-parse) changes nothing.
+   * caller's transaction or a transaction of its own. Accounts are locked in key order, then the
+   * accounts they are merged into in id order, so concurrent batches never deadlock. A fact whose
+   * SMS was recorded before (a re-parse) changes nothing.
    */
   readonly record: (facts: ReadonlyArray<BalanceFact>) => Effect.Effect<Recorded, SqlError.SqlError>
-  /** /accounts/list: accounts with their open gaps, the latest balance first. */
+  /**
+   * Sends `balance.gap` for the gaps open `graceS` seconds and not explained (each once; one
+   * explained and later undone is sent once past the grace period then); answers how many.
+   */
+  readonly announce: (graceS: number) => Effect.Effect<number, SqlError.SqlError>
+  /** /accounts/list: accounts with their open gaps (explained ones say so), the latest balance first. */
   readonly listAccounts: (
     filter: Paging & { readonly has_gaps?: boolean | null | undefined }
   ) => Effect.Effect<PageOf<typeof AccountRow.Type>, SqlError.SqlError>
+  /** An operator explains an open gap (a sweep, a fee): it stops alerting, stays listed, a message still closes it. */
+  readonly explainGap: (input: ExplainInput) => Effect.Effect<typeof ListedGap.Type, BalanceNotFound | BalanceConflict | SqlError.SqlError>
+  readonly unexplainGap: (input: { readonly gap_id: number; readonly operator: string }) => Effect.Effect<typeof ListedGap.Type, BalanceNotFound | BalanceConflict | SqlError.SqlError>
+  /** Merges a device-account (no account digits) into another: one chain from then on. */
+  readonly merge: (input: { readonly account_id: number; readonly into_id: number; readonly operator: string }) => Effect.Effect<typeof AccountRow.Type, BalanceNotFound | BalanceConflict | SqlError.SqlError>
+  /** Undoes a merge: the account's own messages back in their own chain. */
+  readonly unmerge: (input: { readonly account_id: number; readonly operator: string }) => Effect.Effect<typeof AccountRow.Type, BalanceNotFound | BalanceConflict | SqlError.SqlError>
+  /** The operators' actions on balances, newest first. */
+  readonly listActions: (filter: Paging & { readonly account_id?: number | null | undefined }) => Effect.Effect<PageOf<typeof ActionRow.Type>, SqlError.SqlError>
 }
 
 const make = Effect.gen(function*() {
@@ -100,12 +155,85 @@ const make = Effect.gen(function*() {
   const json = (value: unknown) => JSON.stringify(value)
   /** A timestamptz column as epoch milliseconds inside JSON. */
   const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`
-  const EPOCH_MS = (column: string) => sql.literal(epochMs(column))
   /** A balance_entry row (alias `alias`) as EntryRow's JSON. */
-  const ENTRY_JSON = (alias: string) => sql.literal(`jsonb_build_object('sms_id', ${alias}.sms_id, ` +
+  const entryJson = (alias: string) => `jsonb_build_object('sms_id', ${alias}.sms_id, ` +
     `'received_at', ${epochMs(`${alias}.received_at`)}, 'txn_at', ${epochMs(`${alias}.txn_at`)}, ` +
     `'device_id', ${alias}.device_id, 'direction', ${alias}.direction, 'amount', ${alias}.amount::text, ` +
-    `'balance', ${alias}.balance::text, 'duplicate_of', ${alias}.duplicate_of)`)
+    `'balance', ${alias}.balance::text, 'duplicate_of', ${alias}.duplicate_of, 'pos', ${alias}.pos::text)`
+  const ENTRY_JSON = (alias: string) => sql.literal(entryJson(alias))
+  const WINDOW = `${DUPLICATE_WINDOW_MS} milliseconds`
+
+  /** Migration 0009's ordered advisory locks on account keys, then the rows of the chains they place into, in id order. */
+  const lockKeys = (keys: ReadonlyArray<string>) =>
+    sql`SELECT recon.lock_match_keys(ARRAY(SELECT ${LOCK_NAMESPACE} || k FROM jsonb_array_elements_text(${json([...keys].sort())}::jsonb) AS k))`
+  const lockRows = (ids: ReadonlyArray<number>) =>
+    sql`SELECT id FROM recon.balance_account WHERE id IN (SELECT jsonb_array_elements_text(${json(ids)}::jsonb)::bigint) ORDER BY id FOR UPDATE`
+
+  /** What placing reads of each account: its end, its last TAIL messages, the gaps the facts may fit, the entries they may repeat. */
+  const loadViews = (wanted: ReadonlyArray<{ account_id: number; froms: Array<string>; befores: Array<string>; amounts: Array<string>; keys: Array<unknown> }>) =>
+    sql`
+      WITH x AS (SELECT * FROM jsonb_to_recordset(${json(wanted)}::jsonb) AS x(account_id bigint, froms jsonb, befores jsonb, amounts jsonb, keys jsonb))
+      SELECT x.account_id, a.end_pos::text AS end_pos, a.tail_between::text AS tail_between,
+        (SELECT ${ENTRY_JSON("l")} FROM recon.balance_entry AS l WHERE l.sms_id = a.last_sms_id) AS last_balance,
+        COALESCE((SELECT jsonb_agg(t.j ORDER BY t.pos) FROM (SELECT ${ENTRY_JSON("e")} AS j, e.pos FROM recon.balance_entry AS e
+          WHERE e.account_id = x.account_id AND e.pos IS NOT NULL ORDER BY e.pos DESC LIMIT ${TAIL}) AS t), '[]'::jsonb) AS tail,
+        -- A gap's ends and their neighbours by key, each a scalar subquery: never a join the
+        -- planner may turn into a scan of the account's entries on stale statistics.
+        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', g.id,
+            'after', (SELECT ${ENTRY_JSON("ga")} FROM recon.balance_entry AS ga WHERE ga.sms_id = g.after_sms_id),
+            'before', (SELECT ${ENTRY_JSON("gb")} FROM recon.balance_entry AS gb WHERE gb.sms_id = g.before_sms_id),
+            'between', g.between_sum::text, 'since', ${sql.literal(epochMs("g.since"))},
+            'after_next', (SELECT min(n.pos) FROM recon.balance_entry AS n WHERE n.account_id = g.account_id
+              AND n.pos > (SELECT ga.pos FROM recon.balance_entry AS ga WHERE ga.sms_id = g.after_sms_id))::text,
+            'before_prev', (SELECT max(p.pos) FROM recon.balance_entry AS p WHERE p.account_id = g.account_id
+              AND p.pos < (SELECT gb.pos FROM recon.balance_entry AS gb WHERE gb.sms_id = g.before_sms_id))::text))
+          FROM recon.balance_gap AS g
+          -- Each key an index condition (= ANY of an array, never a join the planner may turn
+          -- into a scan of the account's gaps or entries on stale statistics).
+          WHERE g.id = ANY (ARRAY(
+            SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
+              AND f.from_balance = ANY (ARRAY(SELECT jsonb_array_elements_text(x.froms)::numeric))
+            UNION SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
+              AND f.before_key = ANY (ARRAY(SELECT jsonb_array_elements_text(x.befores)::numeric))
+            UNION SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
+              AND f.unexplained = ANY (ARRAY(SELECT jsonb_array_elements_text(x.amounts)::numeric))
+            UNION SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
+              AND f.after_sms_id = ANY (ARRAY(SELECT e.sms_id FROM recon.balance_entry AS e
+                WHERE e.account_id = x.account_id AND e.pos IS NOT NULL ORDER BY e.pos DESC LIMIT ${TAIL}))))), '[]'::jsonb) AS gaps,
+        -- The entries a fact may repeat, looked up by balance (migration 0019's index), key by key.
+        COALESCE((SELECT jsonb_agg(c.j) FROM (
+          SELECT r.j FROM jsonb_to_recordset(x.keys) AS k(direction text, amount numeric, balance numeric, lo timestamptz, hi timestamptz)
+          CROSS JOIN LATERAL (
+            SELECT ${ENTRY_JSON("r")} AS j FROM recon.balance_entry AS r
+            WHERE r.account_id = x.account_id AND r.duplicate_of IS NULL AND r.balance = k.balance AND r.direction = k.direction AND r.amount = k.amount
+            ORDER BY r.received_at DESC LIMIT 8) AS r
+          UNION ALL
+          SELECT r.j FROM jsonb_to_recordset(x.keys) AS k(direction text, amount numeric, balance numeric, lo timestamptz, hi timestamptz)
+          CROSS JOIN LATERAL (
+            SELECT ${ENTRY_JSON("r")} AS j FROM recon.balance_entry AS r
+            WHERE k.balance IS NULL AND r.account_id = x.account_id AND r.duplicate_of IS NULL AND r.balance IS NULL
+              AND r.direction = k.direction AND r.amount = k.amount
+              AND r.received_at BETWEEN k.lo - ${WINDOW}::interval AND k.hi + ${WINDOW}::interval
+            LIMIT 8) AS r) AS c), '[]'::jsonb) AS candidates
+      FROM x JOIN recon.balance_account AS a ON a.id = x.account_id`.pipe(Effect.flatMap(decodeViews))
+
+  const toView = (w: typeof ViewRow.Type): ChainView => ({
+    tail: w.tail.map(toPlaced),
+    complete: w.tail.length < TAIL,
+    lastBalance: w.last_balance === null ? undefined : toPlaced(w.last_balance),
+    endPos: w.end_pos ?? undefined,
+    tailBetween: w.tail_between,
+    gaps: w.gaps.map((g): GapView => ({
+      id: g.id,
+      after: toPlaced(g.after),
+      before: toPlaced(g.before),
+      between: g.between,
+      afterNext: g.after_next,
+      beforePrev: g.before_prev,
+      since: g.since
+    })),
+    candidates: w.candidates.map(toEntry)
+  })
 
   const record = Effect.fn("BalanceStore.record")(function*(facts: ReadonlyArray<BalanceFact>) {
     return yield* sql.withTransaction(Effect.gen(function*() {
@@ -117,168 +245,164 @@ const make = Effect.gen(function*() {
         return [identity.key, identity]
       }))
       const keys = [...identities.keys()].sort()
-      // Migration 0009's ordered advisory locks, in a namespace of our own.
-      yield* sql`SELECT recon.lock_match_keys(ARRAY(SELECT ${LOCK_NAMESPACE} || k FROM jsonb_array_elements_text(${json(keys)}::jsonb) AS k))`
+      yield* lockKeys(keys)
       // The accounts seen before and the new ones (no other writer adds these keys: we hold their
-      // locks), and which of the SMS were recorded before (a re-parse).
-      const accounts = yield* sql<{ id: bigint; account_key: string; recorded: ReadonlyArray<bigint | number> | null }>`
+      // locks; a merge takes them too), and which of the SMS were recorded before (a re-parse).
+      const accounts = yield* sql<{ id: bigint; account_key: string; merged_into: bigint | null; recorded: ReadonlyArray<bigint | number> | null }>`
         WITH x AS (SELECT * FROM jsonb_to_recordset(${json(keys.map((k) => {
           const i = identities.get(k)!
           return { key: k, bank: i.bank, account: i.account, device_id: i.deviceId, sender: i.sender }
         }))}::jsonb) AS x(key text, bank text, account text, device_id text, sender text)),
         added AS (INSERT INTO recon.balance_account (account_key, bank, account, device_id, sender)
           SELECT x.key, x.bank, x.account, x.device_id, x.sender FROM x ON CONFLICT (account_key) DO NOTHING
-          RETURNING id, account_key)
-        SELECT found.id, found.account_key, (SELECT array_agg(e.sms_id) FROM recon.balance_entry AS e
+          RETURNING id, account_key, merged_into)
+        SELECT found.id, found.account_key, found.merged_into, (SELECT array_agg(e.sms_id) FROM recon.balance_entry AS e
             WHERE e.sms_id = ANY (ARRAY(SELECT jsonb_array_elements_text(${json(usable.map((f) => f.smsId))}::jsonb)::bigint))) AS recorded
-        FROM (SELECT id, account_key FROM added
-          UNION ALL SELECT a.id, a.account_key FROM recon.balance_account AS a JOIN x ON x.key = a.account_key) AS found`
-      const accountId = new Map(accounts.map((a) => [a.account_key, Number(a.id)]))
+        FROM (SELECT id, account_key, merged_into FROM added
+          UNION ALL SELECT a.id, a.account_key, a.merged_into FROM recon.balance_account AS a JOIN x ON x.key = a.account_key) AS found`
+      const own = new Map(accounts.map((a) => [a.account_key, Number(a.id)]))
+      const chainOf = new Map(accounts.map((a) => [a.account_key, Number(a.merged_into ?? a.id)]))
       const recordedBefore = new Set((accounts[0]?.recorded ?? []).map(Number))
 
       const incoming = new Map<number, Array<Entry>>()
+      const origin = new Map<number, number>()
       for (const fact of usable) {
-        if (recordedBefore.has(fact.smsId)) continue
-        const id = accountId.get(accountOf(fact).key)!
+        if (recordedBefore.has(fact.smsId) || origin.has(fact.smsId)) continue
+        const key = accountOf(fact).key
+        const id = chainOf.get(key)!
+        origin.set(fact.smsId, own.get(key)!)
         incoming.set(id, [...(incoming.get(id) ?? []), entryOf(fact)])
       }
       if (incoming.size === 0) return { placed: 0, duplicates: 0, opened: 0, closed: 0 }
+      yield* lockRows([...incoming.keys()].sort((a, b) => a - b))
 
-      // Each account's window: every entry from the last placed one before the new facts to the
-      // first placed one after them, with the open gaps between them; and, as candidates only, the
-      // entries received within the duplicate window that repeat one of them (direction, amount,
-      // balance): an original the run does not hold.
-      const spans = [...incoming].map(([id, entries]) => ({
+      const views = yield* loadViews([...incoming].map(([id, entries]) => ({
         account_id: id,
-        lo: new Date(Math.min(...entries.map((e) => e.receivedAt))).toISOString(),
-        hi: new Date(Math.max(...entries.map((e) => e.receivedAt))).toISOString(),
-        // What a copy repeats: direction, amount and balance (DUPLICATE_WINDOW_MS is the time).
-        keys: entries.map((e) => ({ direction: e.direction, amount: e.amount, balance: e.balance }))
-      }))
-      const windows = yield* sql`
-        WITH b AS (
-          SELECT x.account_id, x.lo, x.hi, x.keys, p.received_at AS from_at, p.sms_id AS from_id, n.received_at AS to_at, n.sms_id AS to_id
-          FROM jsonb_to_recordset(${json(spans)}::jsonb) AS x(account_id bigint, lo timestamptz, hi timestamptz, keys jsonb)
-          LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
-            WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at < x.lo
-            ORDER BY received_at DESC, sms_id DESC LIMIT 1) AS p ON true
-          LEFT JOIN LATERAL (SELECT received_at, sms_id FROM recon.balance_entry
-            WHERE account_id = x.account_id AND balance IS NOT NULL AND duplicate_of IS NULL AND received_at > x.hi
-            ORDER BY received_at, sms_id LIMIT 1) AS n ON true)
-        , w AS (
-          SELECT b.account_id AS window_of, e.* FROM b JOIN recon.balance_entry AS e
-            ON (e.account_id, e.received_at, e.sms_id) >= (b.account_id, COALESCE(b.from_at, b.lo), COALESCE(b.from_id, 0))
-              AND (e.account_id, e.received_at, e.sms_id) <= (b.account_id, COALESCE(b.to_at, b.hi), COALESCE(b.to_id, ${Number.MAX_SAFE_INTEGER})))
-        SELECT b.account_id, b.to_at IS NULL AS at_end,
-          COALESCE((SELECT jsonb_agg(${ENTRY_JSON("e")})
-            FROM w AS e WHERE e.window_of = b.account_id), '[]'::jsonb) AS entries,
-          -- Only the open gaps inside the window (both ends in it): an account's old gaps, however
-          -- many, cost nothing here.
-          COALESCE((SELECT jsonb_agg(jsonb_build_object('id', g.id, 'after_sms_id', g.after_sms_id, 'before_sms_id', g.before_sms_id,
-              'unexplained', g.unexplained::text, 'since', ${EPOCH_MS("g.since")}))
-            FROM recon.balance_gap AS g
-            WHERE g.account_id = b.account_id AND g.closed_at IS NULL
-              AND g.after_sms_id IN (SELECT e.sms_id FROM w AS e WHERE e.window_of = b.account_id)
-              AND g.before_sms_id IN (SELECT e.sms_id FROM w AS e WHERE e.window_of = b.account_id)), '[]'::jsonb) AS gaps,
-          -- Looked up by balance (migration 0019's index), key by key: in a burst an account holds
-          -- hundreds of entries of one amount within the window, and a scan of them per batch cost
-          -- more than the rest of the money path.
-          COALESCE((SELECT jsonb_agg(${ENTRY_JSON("c")} ORDER BY c.received_at, c.sms_id)
-            FROM recon.balance_entry AS c
-            WHERE c.sms_id IN (SELECT r.sms_id
-              FROM jsonb_to_recordset(b.keys) AS k(direction text, amount numeric, balance numeric)
-              CROSS JOIN LATERAL (
-                SELECT r.sms_id, r.direction, r.amount FROM recon.balance_entry AS r
-                WHERE r.account_id = b.account_id AND r.duplicate_of IS NULL AND r.balance = k.balance
-                  AND r.received_at BETWEEN b.lo - ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval AND b.hi + ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval
-                UNION ALL
-                SELECT r.sms_id, r.direction, r.amount FROM recon.balance_entry AS r
-                WHERE k.balance IS NULL AND r.account_id = b.account_id AND r.duplicate_of IS NULL AND r.balance IS NULL
-                  AND r.received_at BETWEEN b.lo - ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval AND b.hi + ${`${DUPLICATE_WINDOW_MS} milliseconds`}::interval
-              ) AS r
-              WHERE r.direction = k.direction AND r.amount = k.amount)), '[]'::jsonb) AS candidates
-        FROM b`.pipe(Effect.flatMap(decodeWindows))
-
-      const placements = windows.map((w) => {
-        const openGaps = w.gaps.map((g): OpenGap => ({ id: g.id, afterSmsId: g.after_sms_id, beforeSmsId: g.before_sms_id, unexplained: g.unexplained, since: g.since }))
-        const window = { entries: w.entries.map(toEntry), openGaps, atEnd: w.at_end, candidates: w.candidates.map(toEntry) }
-        return { accountId: w.account_id, placement: place(window, incoming.get(w.account_id)!, now.getTime()) }
-      })
-      yield* write(placements, now)
-      const all = placements.map((p) => p.placement)
-      const inserted = all.flatMap((p) => p.inserted)
+        froms: entries.flatMap((e) => e.balance === null ? [] : [decText(BigDecimal.subtract(BigDecimal.fromStringUnsafe(e.balance), signed(e)))]),
+        befores: entries.flatMap((e) => e.balance === null ? [] : [e.balance]),
+        amounts: entries.flatMap((e) => e.balance === null ? [decText(signed(e))] : []),
+        keys: entries.map((e) => ({
+          direction: e.direction,
+          amount: e.amount,
+          balance: e.balance,
+          lo: new Date(e.receivedAt).toISOString(),
+          hi: new Date(e.receivedAt).toISOString()
+        }))
+      })))
+      const placements = views.map((w) => ({ accountId: w.account_id, changes: placeInChain(toView(w), incoming.get(w.account_id)!, now.getTime()) }))
+      yield* write(placements, origin, now)
+      const inserted = placements.flatMap((p) => p.changes.inserted)
       return {
         placed: inserted.filter((e) => e.duplicateOf === null).length,
         duplicates: inserted.filter((e) => e.duplicateOf !== null).length,
-        opened: all.reduce((n, p) => n + p.opened.length, 0),
-        closed: all.reduce((n, p) => n + p.closed.length, 0)
+        opened: placements.reduce((n, p) => n + p.changes.opened.length, 0),
+        closed: placements.reduce((n, p) => n + p.changes.closed.length, 0)
       }
     }))
   })
 
-  /** The entries with each account's last balance, then the gaps closed, changed and opened (with their events). */
-  const write = (placements: ReadonlyArray<{ readonly accountId: number; readonly placement: Placement }>, now: Date) =>
+  const gapRow = (g: { afterSmsId: number; beforeSmsId: number; unexplained: string; fromBalance: string; beforeKey: string; between: string }) => ({
+    after_sms_id: g.afterSmsId,
+    before_sms_id: g.beforeSmsId,
+    unexplained: g.unexplained,
+    from_balance: g.fromBalance,
+    before_key: g.beforeKey,
+    between: g.between
+  })
+
+  /** The new entries, each account's end, then the gaps closed, changed and opened. */
+  const write = (placements: ReadonlyArray<{ readonly accountId: number; readonly changes: ChainChanges }>, origin: ReadonlyMap<number, number>, now: Date) =>
     Effect.gen(function*() {
-      const entries = placements.flatMap(({ accountId, placement }) => placement.inserted.map((e) => ({
+      const entries = placements.flatMap(({ accountId, changes }) => changes.inserted.map((e) => ({
         sms_id: e.smsId,
         account_id: accountId,
+        origin_account_id: origin.get(e.smsId) ?? accountId,
         received_at: new Date(e.receivedAt).toISOString(),
         txn_at: e.txnAt === null ? null : new Date(e.txnAt).toISOString(),
         device_id: e.deviceId,
         direction: e.direction,
         amount: e.amount,
         balance: e.balance,
-        duplicate_of: e.duplicateOf
+        duplicate_of: e.duplicateOf,
+        pos: e.pos
       })))
-      const last = placements.flatMap(({ accountId, placement }) => placement.last === undefined ? [] : [{
+      const ends = placements.map(({ accountId, changes }) => ({
         id: accountId,
-        balance: placement.last.balance,
-        at: new Date(placement.last.receivedAt).toISOString(),
-        sms_id: placement.last.smsId
-      }])
-      // The entries and each account's last balance in one statement. An original inserted by the
-      // same statement satisfies duplicate_of's key: it is checked at the statement's end.
+        balance: changes.end.lastBalance?.balance ?? null,
+        at: changes.end.lastBalance === undefined ? null : new Date(changes.end.lastBalance.receivedAt).toISOString(),
+        sms_id: changes.end.lastBalance?.smsId ?? null,
+        end_pos: changes.end.endPos ?? null,
+        tail_between: changes.end.tailBetween
+      }))
+      // An original inserted by the same statement satisfies duplicate_of's key: it is checked at the statement's end.
       yield* sql`
-        WITH entry AS (INSERT INTO recon.balance_entry (sms_id, account_id, received_at, txn_at, device_id, direction, amount, balance, duplicate_of)
-          SELECT x.sms_id, x.account_id, x.received_at, x.txn_at, x.device_id, x.direction, x.amount::numeric, x.balance::numeric, x.duplicate_of
-          FROM jsonb_to_recordset(${json(entries)}::jsonb) AS x(sms_id bigint, account_id bigint, received_at timestamptz, txn_at timestamptz,
-            device_id text, direction text, amount text, balance text, duplicate_of bigint)),
-        latest AS (UPDATE recon.balance_account AS a SET last_balance = x.balance::numeric, last_at = x.at, last_sms_id = x.sms_id
-          FROM jsonb_to_recordset(${json(last)}::jsonb) AS x(id bigint, balance text, at timestamptz, sms_id bigint) WHERE a.id = x.id)
+        WITH entry AS (INSERT INTO recon.balance_entry (sms_id, account_id, origin_account_id, received_at, txn_at, device_id, direction, amount, balance, duplicate_of, pos)
+          SELECT x.sms_id, x.account_id, x.origin_account_id, x.received_at, x.txn_at, x.device_id, x.direction, x.amount::numeric, x.balance::numeric, x.duplicate_of, x.pos::numeric
+          FROM jsonb_to_recordset(${json(entries)}::jsonb) AS x(sms_id bigint, account_id bigint, origin_account_id bigint, received_at timestamptz, txn_at timestamptz,
+            device_id text, direction text, amount text, balance text, duplicate_of bigint, pos text)),
+        ends AS (UPDATE recon.balance_account AS a SET last_balance = x.balance::numeric, last_at = x.at, last_sms_id = x.sms_id,
+            end_pos = x.end_pos::numeric, tail_between = x.tail_between::numeric
+          FROM jsonb_to_recordset(${json(ends)}::jsonb) AS x(id bigint, balance text, at timestamptz, sms_id bigint, end_pos text, tail_between text) WHERE a.id = x.id)
         SELECT 1`
-      const closed = placements.flatMap((p) => p.placement.closed)
+      const moved = placements.flatMap((p) => p.changes.moved.map((m) => ({ sms_id: m.smsId, pos: m.pos })))
+      if (moved.length > 0) {
+        yield* sql`UPDATE recon.balance_entry AS e SET pos = x.pos::numeric
+          FROM jsonb_to_recordset(${json(moved)}::jsonb) AS x(sms_id bigint, pos text) WHERE e.sms_id = x.sms_id`
+      }
+      const closed = placements.flatMap((p) => p.changes.closed)
       if (closed.length > 0) {
         yield* sql`UPDATE recon.balance_gap AS g SET closed_at = ${now}, closed_by_sms_id = x.by
           FROM jsonb_to_recordset(${json(closed.map((c) => ({ id: c.id, by: c.bySmsId })))}::jsonb) AS x(id bigint, by bigint)
           WHERE g.id = x.id`
       }
-      const updated = placements.flatMap((p) => p.placement.updated)
-      if (updated.length > 0) {
-        yield* sql`UPDATE recon.balance_gap AS g SET unexplained = x.unexplained::numeric
-          FROM jsonb_to_recordset(${json(updated)}::jsonb) AS x(id bigint, unexplained text) WHERE g.id = x.id`
+      const changed = placements.flatMap((p) => p.changes.changed.map((g) => ({ id: g.id, ...gapRow(g) })))
+      if (changed.length > 0) {
+        yield* sql`UPDATE recon.balance_gap AS g SET after_sms_id = x.after_sms_id, before_sms_id = x.before_sms_id, unexplained = x.unexplained::numeric,
+            from_balance = x.from_balance::numeric, before_key = x.before_key::numeric, between_sum = x.between::numeric
+          FROM jsonb_to_recordset(${json(changed)}::jsonb)
+            AS x(id bigint, after_sms_id bigint, before_sms_id bigint, unexplained text, from_balance text, before_key text, between text)
+          WHERE g.id = x.id`
       }
-      const opened = placements.flatMap(({ accountId, placement }) => placement.opened.map((g) => ({
+      const opened = placements.flatMap(({ accountId, changes }) => changes.opened.map((g) => ({
         account_id: accountId,
-        after_sms_id: g.afterSmsId,
-        before_sms_id: g.beforeSmsId,
-        unexplained: g.unexplained,
+        ...gapRow(g),
         since: new Date(g.since).toISOString(),
-        announce: g.announce
+        split_from: g.splitFrom ?? null
       })))
       if (opened.length > 0) {
-        yield* sql`
-          WITH x AS (SELECT * FROM jsonb_to_recordset(${json(opened)}::jsonb)
-              AS x(account_id bigint, after_sms_id bigint, before_sms_id bigint, unexplained text, since timestamptz, announce boolean)),
-            gap AS (INSERT INTO recon.balance_gap (account_id, after_sms_id, before_sms_id, unexplained, since)
-              SELECT account_id, after_sms_id, before_sms_id, unexplained::numeric, since FROM x
-              RETURNING account_id, after_sms_id, before_sms_id, unexplained, since)
-          SELECT recon.emit_event('balance.gap', jsonb_build_object('account', a.account, 'bank', a.bank, 'device_id', a.device_id,
-              'sender', a.sender, 'after_sms_id', gap.after_sms_id, 'before_sms_id', gap.before_sms_id,
-              'unexplained', recon.amount_text(gap.unexplained), 'since', recon.iso_time(gap.since)))
-          FROM gap JOIN x USING (account_id, after_sms_id) JOIN recon.balance_account AS a ON a.id = gap.account_id
-          WHERE x.announce`
+        // A gap split from another keeps its announcement (the same hole, already announced).
+        yield* sql`INSERT INTO recon.balance_gap (account_id, after_sms_id, before_sms_id, unexplained, from_balance, before_key, between_sum, since, announced_at)
+          SELECT x.account_id, x.after_sms_id, x.before_sms_id, x.unexplained::numeric, x.from_balance::numeric, x.before_key::numeric, x.between::numeric, x.since,
+            (SELECT s.announced_at FROM recon.balance_gap AS s WHERE s.id = x.split_from)
+          FROM jsonb_to_recordset(${json(opened)}::jsonb) AS x(account_id bigint, after_sms_id bigint, before_sms_id bigint, unexplained text,
+            from_balance text, before_key text, between text, since timestamptz, split_from bigint)`
       }
     })
+
+  const announce = Effect.fn("BalanceStore.announce")(function*(graceS: number) {
+    const now = yield* Clock.currentTimeMillis
+    const [row] = yield* sql<{ sent: bigint }>`
+      WITH due AS (UPDATE recon.balance_gap AS g SET announced_at = ${new Date(now)}
+        WHERE g.id IN (SELECT id FROM recon.balance_gap WHERE closed_at IS NULL AND announced_at IS NULL AND since <= ${new Date(now - graceS * 1000)}
+            AND explained_at IS NULL
+          ORDER BY since, id LIMIT ${ANNOUNCE_BATCH} FOR UPDATE SKIP LOCKED)
+        RETURNING g.account_id, g.after_sms_id, g.before_sms_id, g.unexplained, g.since)
+      SELECT count(recon.emit_event('balance.gap', jsonb_build_object('account', a.account, 'bank', a.bank, 'device_id', a.device_id,
+          'sender', a.sender, 'after_sms_id', due.after_sms_id, 'before_sms_id', due.before_sms_id,
+          'unexplained', recon.amount_text(due.unexplained), 'since', recon.iso_time(due.since)))) AS sent
+      FROM due JOIN recon.balance_account AS a ON a.id = due.account_id`
+    return Number(row?.sent ?? 0)
+  })
+
+  /** An open gap `g` as /accounts/list shows it. */
+  const GAP_JSON = sql.literal(`jsonb_build_object('id', g.id, 'after_sms_id', g.after_sms_id,
+      'before_sms_id', g.before_sms_id, 'unexplained', recon.amount_text(g.unexplained), 'since', recon.iso_time(g.since),
+      'explained', CASE WHEN g.explained_at IS NULL THEN NULL ELSE jsonb_build_object('reason', g.explained_reason,
+        'amount', recon.amount_text(g.explained_amount), 'operator', g.explained_by, 'at', recon.iso_time(g.explained_at)) END)`)
+  /** Account `a`'s open gaps, the oldest first. */
+  const GAPS_JSON = sql`COALESCE((SELECT jsonb_agg(${GAP_JSON} ORDER BY g.since, g.id)
+    FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL), '[]'::jsonb)`
+  const ACCOUNT_COLUMNS = sql.literal(`a.id, a.account, a.bank, a.device_id, a.sender, recon.amount_text(a.last_balance) AS last_balance, a.last_at, a.merged_into`)
 
   const listAccounts = Effect.fn("BalanceStore.listAccounts")(function*(filter: Paging & { readonly has_gaps?: boolean | null | undefined }) {
     const { page, size, offset } = pageWindow(filter)
@@ -287,16 +411,165 @@ const make = Effect.gen(function*() {
       : sql`NOT EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL)`
     const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.balance_account AS a WHERE ${where}`
     const items = yield* decodeAccounts(yield* sql`
-      SELECT a.id, a.account, a.bank, a.device_id, a.sender, recon.amount_text(a.last_balance) AS last_balance, a.last_at,
-        COALESCE((SELECT jsonb_agg(jsonb_build_object('after_sms_id', g.after_sms_id, 'before_sms_id', g.before_sms_id,
-            'unexplained', recon.amount_text(g.unexplained), 'since', recon.iso_time(g.since)) ORDER BY g.since, g.id)
-          FROM recon.balance_gap AS g WHERE g.account_id = a.id AND g.closed_at IS NULL), '[]'::jsonb) AS gaps
+      SELECT ${ACCOUNT_COLUMNS}, ${GAPS_JSON} AS gaps
       FROM recon.balance_account AS a WHERE ${where}
       ORDER BY a.last_at DESC NULLS LAST, a.id DESC LIMIT ${size} OFFSET ${offset}`)
     return { items, total: Number(count?.total ?? 0), page, page_size: size }
   })
 
-  return { record, listAccounts } satisfies BalanceStoreShape
+  const oneAccount = (id: number) =>
+    Effect.flatMap(sql`SELECT ${ACCOUNT_COLUMNS}, ${GAPS_JSON} AS gaps
+      FROM recon.balance_account AS a WHERE a.id = ${id}`, decodeAccounts).pipe(Effect.map((rows) => rows[0]!))
+
+  const oneGap = (id: number) =>
+    Effect.flatMap(sql`SELECT ${GAP_JSON} AS gap FROM recon.balance_gap AS g WHERE g.id = ${id}`, decodeRows(Schema.Struct({ gap: ListedGap })))
+      .pipe(Effect.map((rows) => rows[0]!.gap))
+
+  const audit = (row: { action: string; operator: string; account_id: number; gap_id?: number | null; other_account_id?: number | null; reason?: string | null; amount?: string | null }, now: Date) =>
+    sql`INSERT INTO recon.balance_action (action, operator, account_id, gap_id, other_account_id, reason, amount, at)
+      VALUES (${row.action}, ${row.operator}, ${row.account_id}, ${row.gap_id ?? null}, ${row.other_account_id ?? null}, ${row.reason ?? null},
+        ${row.amount ?? null}::numeric, ${now})`
+
+  /** The open gap, locked with its account's chain. */
+  const lockedGap = (gapId: number) =>
+    Effect.gen(function*() {
+      const [found] = yield* sql<{ account_id: bigint }>`SELECT account_id FROM recon.balance_gap WHERE id = ${gapId}`
+      if (found === undefined) return yield* new BalanceNotFound({ what: `gap ${gapId}` })
+      yield* lockRows([Number(found.account_id)])
+      const [gap] = yield* sql<{ account_id: bigint; closed_at: Date | null; explained_at: Date | null }>`
+        SELECT account_id, closed_at, explained_at FROM recon.balance_gap WHERE id = ${gapId}`
+      if (gap!.closed_at !== null) return yield* new BalanceConflict({ detail: `gap ${gapId} is closed (a message explained it)` })
+      return { accountId: Number(gap!.account_id), explained: gap!.explained_at !== null }
+    })
+
+  const explainGap = Effect.fn("BalanceStore.explainGap")(function*(input: ExplainInput) {
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const gap = yield* lockedGap(input.gap_id)
+      if (gap.explained) return yield* new BalanceConflict({ detail: `gap ${input.gap_id} is explained already (undo it first)` })
+      yield* sql`UPDATE recon.balance_gap SET explained_at = ${now}, explained_by = ${input.operator}, explained_reason = ${input.reason},
+        explained_amount = ${input.amount ?? null}::numeric WHERE id = ${input.gap_id}`
+      yield* audit({ action: "explain", operator: input.operator, account_id: gap.accountId, gap_id: input.gap_id, reason: input.reason, amount: input.amount ?? null }, now)
+      return yield* oneGap(input.gap_id)
+    }))
+  })
+
+  const unexplainGap = Effect.fn("BalanceStore.unexplainGap")(function*(input: { readonly gap_id: number; readonly operator: string }) {
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const gap = yield* lockedGap(input.gap_id)
+      if (!gap.explained) return yield* new BalanceConflict({ detail: `gap ${input.gap_id} is not explained` })
+      // Back to alerting: announced again past the grace period if it was never announced.
+      yield* sql`UPDATE recon.balance_gap SET explained_at = NULL, explained_by = NULL, explained_reason = NULL, explained_amount = NULL
+        WHERE id = ${input.gap_id}`
+      yield* audit({ action: "unexplain", operator: input.operator, account_id: gap.accountId, gap_id: input.gap_id }, now)
+      return yield* oneGap(input.gap_id)
+    }))
+  })
+
+  const accountRow = (id: number) =>
+    sql<{ id: bigint; account_key: string; account: string | null; merged_into: bigint | null }>`
+      SELECT id, account_key, account, merged_into FROM recon.balance_account WHERE id = ${id}`.pipe(Effect.map((rows) => rows[0]))
+
+  /**
+   * An account's chain placed again from all its entries, in memory, by the same rules as
+   * `record` (an operator's merge or its undo): positions and copies rewritten, the open gaps that
+   * stay keep their rows (since, announcement, explanation), the others close, new ones open.
+   */
+  const rebuild = (accountId: number, now: Date) =>
+    Effect.gen(function*() {
+      const rows = yield* decodeEntries(yield* sql`SELECT ${ENTRY_JSON("e")} AS j FROM recon.balance_entry AS e WHERE e.account_id = ${accountId}`
+        .pipe(Effect.map((rs) => rs.map((r: any) => r.j))))
+      const changes = placeInChain(emptyView, rows.map((r) => ({ ...toEntry(r), duplicateOf: null })), now.getTime())
+      yield* sql`UPDATE recon.balance_entry AS e SET pos = x.pos::numeric, duplicate_of = x.duplicate_of
+        FROM jsonb_to_recordset(${json(changes.inserted.map((e) => ({ sms_id: e.smsId, pos: e.pos, duplicate_of: e.duplicateOf })))}::jsonb)
+          AS x(sms_id bigint, pos text, duplicate_of bigint)
+        WHERE e.sms_id = x.sms_id`
+      const wanted = changes.opened.map(gapRow)
+      // Open gaps with the same ends stay; the others close (no message closed them: closed_by_sms_id NULL).
+      yield* sql`UPDATE recon.balance_gap AS g SET closed_at = ${now}
+        WHERE g.account_id = ${accountId} AND g.closed_at IS NULL AND NOT EXISTS (
+          SELECT 1 FROM jsonb_to_recordset(${json(wanted)}::jsonb) AS x(after_sms_id bigint, before_sms_id bigint)
+          WHERE x.after_sms_id = g.after_sms_id AND x.before_sms_id = g.before_sms_id)`
+      yield* sql`
+        WITH x AS (SELECT * FROM jsonb_to_recordset(${json(wanted)}::jsonb)
+            AS x(after_sms_id bigint, before_sms_id bigint, unexplained text, from_balance text, before_key text, between text)),
+          kept AS (UPDATE recon.balance_gap AS g SET unexplained = x.unexplained::numeric, from_balance = x.from_balance::numeric,
+              before_key = x.before_key::numeric, between_sum = x.between::numeric
+            FROM x WHERE g.account_id = ${accountId} AND g.closed_at IS NULL AND g.after_sms_id = x.after_sms_id AND g.before_sms_id = x.before_sms_id
+            RETURNING g.after_sms_id)
+        INSERT INTO recon.balance_gap (account_id, after_sms_id, before_sms_id, unexplained, from_balance, before_key, between_sum, since)
+        SELECT ${accountId}, x.after_sms_id, x.before_sms_id, x.unexplained::numeric, x.from_balance::numeric, x.before_key::numeric, x.between::numeric, ${now}
+        FROM x WHERE NOT EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = ${accountId} AND g.closed_at IS NULL
+          AND g.after_sms_id = x.after_sms_id AND g.before_sms_id = x.before_sms_id)`
+      const last = changes.end.lastBalance
+      yield* sql`UPDATE recon.balance_account SET last_balance = ${last?.balance ?? null}::numeric,
+          last_at = ${last === undefined ? null : new Date(last.receivedAt)}, last_sms_id = ${last?.smsId ?? null},
+          end_pos = ${changes.end.endPos ?? null}::numeric, tail_between = ${changes.end.tailBetween}::numeric
+        WHERE id = ${accountId}`
+    })
+
+  const merge = Effect.fn("BalanceStore.merge")(function*(input: { readonly account_id: number; readonly into_id: number; readonly operator: string }) {
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      if (input.account_id === input.into_id) return yield* new BalanceConflict({ detail: "an account cannot be merged into itself" })
+      const [from, into] = [yield* accountRow(input.account_id), yield* accountRow(input.into_id)]
+      if (from === undefined) return yield* new BalanceNotFound({ what: `account ${input.account_id}` })
+      if (into === undefined) return yield* new BalanceNotFound({ what: `account ${input.into_id}` })
+      yield* lockKeys([from.account_key, into.account_key])
+      yield* lockRows([input.account_id, input.into_id].sort((a, b) => a - b))
+      const [f, i] = [(yield* accountRow(input.account_id))!, (yield* accountRow(input.into_id))!]
+      if (f.account !== null) {
+        return yield* new BalanceConflict({ detail: `account ${input.account_id} shows account digits: its messages are placed by them, not merged` })
+      }
+      if (f.merged_into !== null) return yield* new BalanceConflict({ detail: `account ${input.account_id} is merged into account ${f.merged_into} already` })
+      if (i.merged_into !== null) return yield* new BalanceConflict({ detail: `account ${input.into_id} is itself merged into account ${i.merged_into}` })
+      const [has] = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM recon.balance_account WHERE merged_into = ${input.account_id}`
+      if (Number(has!.n) > 0) return yield* new BalanceConflict({ detail: `accounts are merged into account ${input.account_id}: merge into it instead` })
+      yield* sql`UPDATE recon.balance_gap SET closed_at = ${now} WHERE account_id = ${input.account_id} AND closed_at IS NULL`
+      yield* sql`UPDATE recon.balance_entry SET account_id = ${input.into_id} WHERE account_id = ${input.account_id}`
+      yield* sql`UPDATE recon.balance_account SET merged_into = ${input.into_id}, merged_at = ${now}, last_balance = NULL, last_at = NULL,
+        last_sms_id = NULL, end_pos = NULL, tail_between = 0 WHERE id = ${input.account_id}`
+      yield* rebuild(input.into_id, now)
+      yield* audit({ action: "merge", operator: input.operator, account_id: input.account_id, other_account_id: input.into_id }, now)
+      return yield* oneAccount(input.into_id)
+    }))
+  })
+
+  const unmerge = Effect.fn("BalanceStore.unmerge")(function*(input: { readonly account_id: number; readonly operator: string }) {
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const from = yield* accountRow(input.account_id)
+      if (from === undefined) return yield* new BalanceNotFound({ what: `account ${input.account_id}` })
+      if (from.merged_into === null) return yield* new BalanceConflict({ detail: `account ${input.account_id} is not merged` })
+      const into = (yield* accountRow(Number(from.merged_into)))!
+      yield* lockKeys([from.account_key, into.account_key])
+      yield* lockRows([Number(from.id), Number(into.id)].sort((a, b) => a - b))
+      const again = (yield* accountRow(input.account_id))!
+      if (again.merged_into === null || Number(again.merged_into) !== Number(into.id)) {
+        return yield* new BalanceConflict({ detail: `account ${input.account_id} changed meanwhile; look again` })
+      }
+      // Copies pointing across the two chains are found again by the rebuilds.
+      yield* sql`UPDATE recon.balance_entry SET duplicate_of = NULL WHERE account_id = ${Number(into.id)}`
+      yield* sql`UPDATE recon.balance_entry SET account_id = ${input.account_id} WHERE account_id = ${Number(into.id)} AND origin_account_id = ${input.account_id}`
+      yield* sql`UPDATE recon.balance_account SET merged_into = NULL, merged_at = NULL WHERE id = ${input.account_id}`
+      yield* rebuild(Number(into.id), now)
+      yield* rebuild(input.account_id, now)
+      yield* audit({ action: "unmerge", operator: input.operator, account_id: input.account_id, other_account_id: Number(into.id) }, now)
+      return yield* oneAccount(input.account_id)
+    }))
+  })
+
+  const listActions = Effect.fn("BalanceStore.listActions")(function*(filter: Paging & { readonly account_id?: number | null | undefined }) {
+    const { page, size, offset } = pageWindow(filter)
+    const where = filter.account_id == null ? sql`true` : sql`(account_id = ${filter.account_id} OR other_account_id = ${filter.account_id})`
+    const [count] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM recon.balance_action WHERE ${where}`
+    const items = yield* decodeRows(ActionRow)(yield* sql`SELECT id, action, operator, account_id, gap_id, other_account_id, reason,
+        recon.amount_text(amount) AS amount, at FROM recon.balance_action WHERE ${where} ORDER BY at DESC, id DESC LIMIT ${size} OFFSET ${offset}`)
+    return { items, total: Number(count?.total ?? 0), page, page_size: size }
+  })
+
+  return { record, announce, listAccounts, explainGap, unexplainGap, merge, unmerge, listActions } satisfies BalanceStoreShape
 })
 
 export class BalanceStore extends Context.Service<BalanceStore, BalanceStoreShape>()("recon/db/BalanceStore") {

@@ -3,8 +3,8 @@
 // Between two consecutive entries that show a balance, `previous ± amount = balance` must hold,
 // counting the entries between them that show no balance (they cannot be placed themselves, but
 // their amounts still explain the step); a step it does not explain is a gap: an SMS that never
-// arrived, or was never read. Pure: the store loads the window around new facts, `place` says
-// what changes, the store writes it.
+// arrived, or was never read. Pure. Where a new message goes in its account's chain (by the
+// balances, whatever its arrival order) is domain/BalanceChain.ts.
 import { BigDecimal } from "effect"
 import { normalizePhone } from "./Phone.ts"
 
@@ -133,89 +133,3 @@ export const gapsOf = (entries: ReadonlyArray<Entry>): ReadonlyArray<Gap> => {
   }
   return gaps
 }
-
-export interface OpenGap extends Gap {
-  readonly id: number
-  readonly since: number
-}
-
-/** An account's entries around new facts, as stored: every entry from the last placed one before them to the first placed one after them. */
-export interface Window {
-  readonly entries: ReadonlyArray<Entry>
-  /**
-   * Entries a new fact may repeat (received within DUPLICATE_WINDOW_MS of it, its direction,
-   * amount and balance), some outside the run: looked at as originals only, never as steps of the
-   * sequence. So the run stays as short as the new facts' neighbours, however busy the account.
-   */
-  readonly candidates?: ReadonlyArray<Entry> | undefined
-  /** The open gaps between entries of the window. */
-  readonly openGaps: ReadonlyArray<OpenGap>
-  /** No placed entry follows the window: its last placed entry is the account's last. */
-  readonly atEnd: boolean
-}
-
-export interface Placement {
-  /** The new entries, with their duplicates found. */
-  readonly inserted: ReadonlyArray<Entry>
-  /** Gaps a new entry closed, with the first such entry. */
-  readonly closed: ReadonlyArray<{ readonly id: number; readonly bySmsId: number }>
-  /** Gaps whose ends stay but whose amount changed (a message without balance arrived between them). */
-  readonly updated: ReadonlyArray<{ readonly id: number; readonly unexplained: string }>
-  /**
-   * Gaps opened. `announce` is false where the gap is what is left of a gap just closed (a message
-   * arrived inside it but did not explain all of it): the same hole, already announced, `since` kept.
-   */
-  readonly opened: ReadonlyArray<Gap & { readonly since: number; readonly announce: boolean }>
-  /** The account's last placed entry, when the window holds it. */
-  readonly last: Entry | undefined
-}
-
-/** Where new facts go in their account's window, and what that opens and closes. */
-export const place = (window: Window, incoming: ReadonlyArray<Entry>, now: number): Placement => {
-  const entries = [...window.entries].sort(compareEntries)
-  const known = new Set(entries.map((e) => e.smsId))
-  const outside = (window.candidates ?? []).filter((c) => !known.has(c.smsId))
-  const inserted: Array<Entry> = []
-  for (const fact of [...incoming].sort(compareEntries)) {
-    // Recorded before (the SMS parsed again after a reset): nothing changes.
-    if (known.has(fact.smsId)) continue
-    known.add(fact.smsId)
-    const original = [...entries, ...outside]
-      .filter((e) => e.duplicateOf === null && sameTransaction(e, fact))
-      .sort((a, b) => Math.abs(a.receivedAt - fact.receivedAt) - Math.abs(b.receivedAt - fact.receivedAt))[0]
-    const entry = { ...fact, duplicateOf: original?.smsId ?? null }
-    inserted.push(entry)
-    entries.push(entry)
-    entries.sort(compareEntries)
-  }
-  const position = new Map(entries.map((e, i) => [e.smsId, i]))
-  const pair = (g: Gap) => `${g.afterSmsId}:${g.beforeSmsId}`
-  const now_ = gapsOf(entries)
-  const current = new Map(now_.map((g) => [pair(g), g]))
-  const old = new Map(window.openGaps.map((g) => [pair(g), g]))
-  const fresh = inserted.filter((e) => e.duplicateOf === null)
-
-  const closed = window.openGaps.filter((g) => !current.has(pair(g))).map((g) => {
-    const from = position.get(g.afterSmsId)!
-    const to = position.get(g.beforeSmsId)!
-    const by = fresh.find((e) => position.get(e.smsId)! > from && position.get(e.smsId)! <= to) ?? fresh[0]
-    return { gap: g, from, to, bySmsId: by?.smsId ?? g.beforeSmsId }
-  })
-  const updated = now_.flatMap((g) => {
-    const before = old.get(pair(g))
-    return before !== undefined && !sameDecimal(before.unexplained, g.unexplained) ? [{ id: before.id, unexplained: g.unexplained }] : []
-  })
-  const opened = now_.filter((g) => !old.has(pair(g))).map((g) => {
-    const inside = closed.find((c) => position.get(g.afterSmsId)! >= c.from && position.get(g.beforeSmsId)! <= c.to)
-    return { ...g, since: inside?.gap.since ?? now, announce: inside === undefined }
-  })
-  const placed = entries.filter((e) => e.duplicateOf === null && e.balance !== null)
-  return {
-    inserted,
-    closed: closed.map((c) => ({ id: c.gap.id, bySmsId: c.bySmsId })),
-    updated,
-    opened,
-    last: window.atEnd ? placed[placed.length - 1] : undefined
-  }
-}
-

@@ -157,11 +157,14 @@ export const WebhookAttempt = Schema.toType(WebhookAttemptRow)
 
 /** An unexplained step of an account's balances: an SMS between these two never arrived (or was never read). */
 export const BalanceGap = Schema.Struct({
+  id: Schema.Int,
   after_sms_id: Schema.Int,
   before_sms_id: Schema.Int,
   /** The balance moved by this much more than the messages between explain (negative: money left unseen). */
   unexplained: Schema.String,
-  since: Schema.String
+  since: Schema.String,
+  /** An operator's explanation (a sweep, a fee): the gap no longer alerts; a message arriving still closes it. */
+  explained: Schema.NullOr(Schema.Struct({ reason: Schema.String, amount: NullableString, operator: Schema.String, at: Schema.String }))
 })
 
 /** An account whose messages carry a balance (/accounts/list), with its open gaps. */
@@ -174,6 +177,21 @@ export const Account = Schema.Struct({
   sender: NullableString,
   last_balance: NullableString,
   last_at: NullableString,
+  /** The account this device-account was merged into by an operator (its messages are placed there), else null. */
+  merged_into: Schema.NullOr(Schema.Int),
   gaps: Schema.Array(BalanceGap)
 })
 export type Account = typeof Account.Type
+
+/** An operator's action on balances (/accounts/actions): explaining a gap, merging device-accounts, and their undoing. */
+export const BalanceAction = Schema.Struct({
+  id: Schema.Int,
+  action: Schema.Literals(["explain", "unexplain", "merge", "unmerge"]),
+  operator: Schema.String,
+  account_id: Schema.Int,
+  gap_id: Schema.NullOr(Schema.Int),
+  other_account_id: Schema.NullOr(Schema.Int),
+  reason: NullableString,
+  amount: NullableString,
+  at: NullableString
+})

@@ -1,4 +1,5 @@
 // recon_service's store errors as its routes answer them (status and detail).
+import type { BalanceConflict, BalanceNotFound } from "../db/BalanceStore.ts"
 import type { WebhookNotFound } from "../db/WebhookStore.ts"
 import { type ApiFailure, fail } from "../api/Envelope.ts"
 import { answeredBy } from "../http/Failures.ts"
@@ -7,7 +8,9 @@ import type { SmsStoreError } from "./SmsStore.ts"
 import type { TemplateStoreError } from "./TemplateStore.ts"
 
 /** The envelope of each store error. */
-export const toApiFailure = (error: SmsStoreError | DeviceStoreError | TemplateStoreError | WebhookNotFound): ApiFailure<404 | 409> => {
+export const toApiFailure = (
+  error: SmsStoreError | DeviceStoreError | TemplateStoreError | WebhookNotFound | BalanceNotFound | BalanceConflict
+): ApiFailure<404 | 409> => {
   switch (error._tag) {
     case "SmsNotFound":
       return fail(404, `sms ${error.smsId} not found`)
@@ -39,6 +42,10 @@ export const toApiFailure = (error: SmsStoreError | DeviceStoreError | TemplateS
       return fail(404, `device ${error.id} not found`)
     case "WebhookNotFound":
       return fail(404, `webhook ${error.id} not found`)
+    case "BalanceNotFound":
+      return fail(404, `${error.what} not found`)
+    case "BalanceConflict":
+      return fail(409, error.detail)
   }
 }
 

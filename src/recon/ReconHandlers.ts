@@ -144,7 +144,13 @@ export const reconHandlers = (pushPublicUrl: string) => {
 
   const accounts = HttpApiBuilder.group(ReconApi, "accounts", Effect.fn(function*(handlers) {
     const store = yield* BalanceStore
-    return handlers.handle("list", ({ payload }) => store.listAccounts(payload).pipe(Effect.map(ok), answered))
+    return handlers
+      .handle("list", ({ payload }) => store.listAccounts(payload).pipe(Effect.map(ok), answered))
+      .handle("explainGap", ({ payload }) => store.explainGap(payload).pipe(Effect.map(ok), answered))
+      .handle("unexplainGap", ({ payload }) => store.unexplainGap(payload).pipe(Effect.map(ok), answered))
+      .handle("merge", ({ payload }) => store.merge(payload).pipe(Effect.map(ok), answered))
+      .handle("unmerge", ({ payload }) => store.unmerge(payload).pipe(Effect.map(ok), answered))
+      .handle("actions", ({ payload }) => store.listActions(payload).pipe(Effect.map(ok), answered))
   }))
 
   return Layer.mergeAll(pushsvc, template, phone, sms, device, stats, webhooks, accounts)

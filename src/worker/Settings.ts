@@ -49,6 +49,8 @@ export interface WorkerSettings {
   readonly callerToken: Redacted.Redacted<string> | undefined
   /** SVC_DEPOSIT_TTL_H: a pending deposit older than this many hours is expired by order_match_loop. */
   readonly depositTtlHours: number
+  /** SVC_BALANCE_GAP_GRACE_S (default 120): a balance gap is announced (balance.gap) only once open this long. */
+  readonly balanceGapGraceS?: number | undefined
 }
 
 /** A service's base URL: `key`, or the service on this host at its port (`portKey`). */
@@ -70,5 +72,6 @@ export const readWorkerSettings: Settings<WorkerSettings> = all({
   walletUrl: localUrl("WALLET_SERVICE_URL", "SVC_WALLET_PORT", 8018),
   adminUrl: localUrl("ADMIN_SERVICE_URL", "SVC_ADMIN_PORT", 8016),
   callerToken: readCallerToken("recon"),
-  depositTtlHours: int("SVC_DEPOSIT_TTL_H", 24, 1, 24 * 366)
+  depositTtlHours: int("SVC_DEPOSIT_TTL_H", 24, 1, 24 * 366),
+  balanceGapGraceS: int("SVC_BALANCE_GAP_GRACE_S", 120, 0, 7 * 86_400)
 })

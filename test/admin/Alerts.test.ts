@@ -190,13 +190,21 @@ const kbFact = async (direction: "in" | "out", amount: number, balance: number, 
 }
 const record = (facts: ReadonlyArray<BalanceFact>) => runSql(db, Effect.flatMap(BalanceStore.make, (store) => store.record(facts)))
 
+/** The account's open gaps found `seconds` earlier (time passing, as far as the grace period is concerned). */
+const age = (account: string, seconds: number) =>
+  sql(db, (sql) => sql`UPDATE recon.balance_gap AS g SET since = since - make_interval(secs => ${seconds})
+    FROM recon.balance_account AS a WHERE a.id = g.account_id AND a.account = ${account} AND g.closed_at IS NULL`)
+
 describe("balance gaps", () => {
-  it("an SMS missing from an account's balances is an alert at once, sent to the chat once, gone when the SMS arrives", async () => {
+  it("an SMS missing from an account's balances is an alert once past the grace period, sent to the chat once, gone when the SMS arrives", async () => {
     const first = await kbFact("in", 50_000, 1_050_000, minutesAgo(6))
     // The phone never forwarded this one (yet): the next balance is 30,000 more than the SMS say.
     const withheld = await kbFact("in", 30_000, 1_080_000, minutesAgo(4))
     const next = await kbFact("out", 8_110, 1_071_890, minutesAgo(2))
     await record([first, next])
+    // Within SVC_BALANCE_GAP_GRACE_S (120 s) of being found, a gap is no alert: a message a moment late closes it first.
+    assert.deepStrictEqual((await alerts()).filter((a) => a.kind === "balance_gap"), [])
+    await age("834702**717", 121)
 
     const gaps = (await alerts()).filter((a) => a.kind === "balance_gap")
     assert.deepStrictEqual(gaps.map((a) => [a.subject, a.detail]), [[
@@ -231,8 +239,64 @@ describe("balance gaps", () => {
     const first = await kbFact("in", 10_000, 2_010_000, minutesAgo(3), "834702**999")
     const next = await kbFact("in", 20_000, 2_000_000, minutesAgo(1), "834702**999")
     await record([first, next])
+    await age("834702**999", 121)
     const gap = (await alerts()).find((a) => a.kind === "balance_gap")
     assert.include(gap?.detail, `30000 won went out that no SMS between #${first.smsId} and #${next.smsId} tells of`)
+  })
+
+  it("an operator explains a gap through the console's API: no alert any more, listed as explained, audited with the operator; undone, it alerts again", async () => {
+    const account = "834702**555"
+    const first = await kbFact("in", 10_000, 5_010_000, minutesAgo(9), account)
+    const next = await kbFact("in", 20_000, 4_930_000, minutesAgo(8), account)
+    await record([first, next])
+    await age(account, 600)
+    const alerting = () => alerts().then((open) => open.filter((a) => a.kind === "balance_gap" && a.subject.endsWith(account)))
+    assert.strictEqual((await alerting()).length, 1)
+    const listed = async () => (await request(admin.url, "/api/accounts/list", { token, body: { has_gaps: true, page_size: 200 } })).body.data.items
+      .find((a: any) => a.account === account)
+    const gap = (await listed()).gaps[0]
+    assert.strictEqual((await request(admin.url, "/api/accounts/gap/explain", { body: { gap_id: gap.id, reason: "sweep" } })).http, 401)
+    assert.strictEqual((await request(admin.url, "/api/accounts/gap/explain", { token, body: { gap_id: gap.id, reason: "" } })).http, 400)
+    assert.strictEqual((await request(admin.url, "/api/accounts/gap/explain", { token, body: { gap_id: gap.id, reason: "x", operator: "someone" } })).http, 400)
+    assert.strictEqual((await request(admin.url, "/api/accounts/gap/explain", { token, body: { gap_id: 987_654_321, reason: "x" } })).http, 404)
+    const explained = await request(admin.url, "/api/accounts/gap/explain", { token, body: { gap_id: gap.id, reason: "monthly sweep to savings", amount: "-100000" } })
+    assert.strictEqual(explained.http, 200, JSON.stringify(explained.body))
+    assert.deepInclude(explained.body.data.explained, { reason: "monthly sweep to savings", amount: "-100000", operator: "ada" })
+    assert.deepStrictEqual(await alerting(), [])
+    assert.deepInclude((await listed()).gaps[0].explained, { reason: "monthly sweep to savings", operator: "ada" })
+    const undone = await request(admin.url, "/api/accounts/gap/unexplain", { token, body: { gap_id: gap.id } })
+    assert.strictEqual(undone.http, 200, JSON.stringify(undone.body))
+    assert.strictEqual(undone.body.data.explained, null)
+    assert.strictEqual((await alerting()).length, 1)
+    const actions = await request(admin.url, "/api/accounts/actions", { token, body: { account_id: (await listed()).id } })
+    assert.deepStrictEqual(actions.body.data.items.map((a: any) => [a.action, a.operator, a.gap_id, a.reason]),
+      [["unexplain", "ada", gap.id, null], ["explain", "ada", gap.id, "monthly sweep to savings"]])
+  })
+
+  it("an operator merges two phones' device-accounts of one 신한 account through the console's API, and undoes it", async () => {
+    const shinhan = async (device: string, amount: number, balance: number, receivedAt: Date): Promise<BalanceFact> => ({
+      smsId: await addSms(device, "approved", receivedAt), receivedAt, deviceId: device, sender: "15778000", bank: "신한",
+      direction: "in", amount: String(amount), balance: String(balance)
+    })
+    // Phone A misses the second message; phone B has only that one and the third.
+    const at = [minutesAgo(7), minutesAgo(6), minutesAgo(5)]
+    await record([await shinhan("shinhan-a", 1_000, 101_000, at[0]!), await shinhan("shinhan-a", 3_000, 106_000, at[2]!)])
+    await record([await shinhan("shinhan-b", 2_000, 103_000, at[1]!), await shinhan("shinhan-b", 3_000, 106_000, new Date(at[2]!.getTime() + 1000))])
+    const mine = async () => (await request(admin.url, "/api/accounts/list", { token, body: { page_size: 200 } })).body.data.items
+      .filter((a: any) => a.device_id?.startsWith("shinhan-")).sort((x: any, y: any) => x.device_id.localeCompare(y.device_id))
+    const [a, b] = await mine()
+    assert.deepStrictEqual([a.gaps.length, b.gaps.length], [1, 0])
+    const merged = await request(admin.url, "/api/accounts/merge", { token, body: { account_id: b.id, into_id: a.id } })
+    assert.strictEqual(merged.http, 200, JSON.stringify(merged.body))
+    assert.deepStrictEqual([merged.body.data.gaps, merged.body.data.last_balance], [[], "106000"])
+    assert.strictEqual((await request(admin.url, "/api/accounts/merge", { token, body: { account_id: a.id, into_id: a.id } })).http, 409)
+    assert.strictEqual((await request(admin.url, "/api/accounts/unmerge", { token, body: { account_id: a.id } })).http, 409)
+    const undone = await request(admin.url, "/api/accounts/unmerge", { token, body: { account_id: b.id } })
+    assert.strictEqual(undone.http, 200, JSON.stringify(undone.body))
+    const [a2, b2] = await mine()
+    assert.deepStrictEqual([a2.gaps.length, b2.gaps.length, b2.merged_into], [1, 0, null])
+    const actions = await request(admin.url, "/api/accounts/actions", { token, body: { account_id: b.id } })
+    assert.deepStrictEqual(actions.body.data.items.map((x: any) => [x.action, x.operator]), [["unmerge", "ada"], ["merge", "ada"]])
   })
 })
 
@@ -244,7 +308,7 @@ describe("configuration", () => {
     const settings = read({ SVC_REVIEW_SECOND_APPROVAL_OVER: "1,000,000", SVC_REVIEW_WAIT_ALERT_S: "300", SVC_ALERT_TELEGRAM_CHAT_ID: "-100123", SVC_RECON_CHATBOT_TOKEN: TOKEN })
     assert.isTrue(Result.isSuccess(settings))
     if (Result.isSuccess(settings)) {
-      assert.deepStrictEqual(settings.success.review, { secondApprovalOver: "1000000", waitAlertS: 300 })
+      assert.deepStrictEqual(settings.success.review, { secondApprovalOver: "1000000", waitAlertS: 300, balanceGapGraceS: 120 })
       assert.deepInclude(settings.success.alertChat, { chatId: "-100123", apiUrl: "https://api.telegram.org" })
     }
     const defaults = read({})

@@ -463,6 +463,8 @@ describe("the console in Chromium", () => {
     const withheld = await arrived("윤서아", 30_000, 3_080_000, 5)
     const next = await arrived("강하은", 20_000, 3_100_000, 2)
     await record([first, next])
+    // Found three minutes ago: past SVC_BALANCE_GAP_GRACE_S (120 s), so it alerts.
+    await sql(db, (sql) => sql`UPDATE recon.balance_gap SET since = since - interval '3 minutes' WHERE after_sms_id = ${first.smsId}`)
 
     const { page, problems } = await newPage()
     await signIn(page, admin.url)
@@ -483,6 +485,16 @@ describe("the console in Chromium", () => {
     await gap.getByRole("button", { name: `#${first.smsId}` }).click()
     await shows(page, "detail-title", `SMS #${first.smsId}`)
     await page.keyboard.press("Escape")
+
+    // An operator marks it explained under the gap (it stays listed, as explained), then undoes it.
+    const [open] = await sql(db, (sql) => sql<{ id: bigint }>`SELECT id FROM recon.balance_gap WHERE after_sms_id = ${first.smsId} AND closed_at IS NULL`)
+    const gapId = Number(open!.id)
+    await page.getByTestId(`explain-reason-${gapId}`).fill("월 정기 이체")
+    await page.getByTestId(`explain-${gapId}`).getByRole("button").click()
+    await shows(page, `explained-${gapId}`, /설명됨: 월 정기 이체 · grace/)
+    assert.include(await textOf(page, "accounts-actions"), "grace · 불일치 설명")
+    await page.getByTestId(`unexplain-${gapId}`).click()
+    await page.getByTestId(`explain-${gapId}`).waitFor({ timeout: 5_000 })
 
     // The gateway re-sends the missing SMS: the gap closes.
     await record([withheld])

@@ -19,6 +19,8 @@ const query = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
   }).pipe(Effect.orDie))
 
 const record = (facts: ReadonlyArray<BalanceFact>) => runSql(db, Effect.flatMap(BalanceStore.make, (store) => store.record(facts)))
+/** The announcer with no grace: every open gap is past it. */
+const announce = (graceS = 0) => runSql(db, Effect.flatMap(BalanceStore.make, (store) => store.announce(graceS)))
 
 const won = (n: number) => n.toLocaleString("en-US")
 const T0 = Date.parse("2026-07-09T05:00:00Z")
@@ -126,6 +128,8 @@ describe("one account's messages, in real layouts", () => {
     }
     const [before, after] = [facts[1]!, facts[2]!]
     assert.deepStrictEqual(await openGaps(account), [{ after: before.smsId, before: after.smsId, unexplained: 300_000 }])
+    assert.deepStrictEqual(await gapEvents(account), [], "not announced within the grace period")
+    await announce()
     const events = await gapEvents(account)
     assert.strictEqual(events.length, 1)
     assert.deepStrictEqual({ ...events[0], since: undefined }, {
@@ -151,6 +155,7 @@ describe("one account's messages, in real layouts", () => {
     // 1, 2, 4, 3, 5, 6 as the phone forwarded them.
     for (const i of [0, 1, 3]) await record([facts[i]!])
     assert.strictEqual((await openGaps(account)).length, 1)
+    await announce()
     for (const i of [2, 4, 5]) await record([facts[i]!])
     assert.deepStrictEqual(await openGaps(account), [])
     assert.strictEqual((await gapEvents(account)).length, 1)
@@ -214,6 +219,7 @@ describe("one account's messages, in real layouts", () => {
     const facts = []
     for (const s of steps) facts.push(await arrive("phone-a", nhText(account, s), s, nh(account)))
     for (const i of [0, 1, 4, 5]) await record([facts[i]!])
+    await announce()
     assert.deepStrictEqual(await openGaps(account), [{ after: facts[1]!.smsId, before: facts[4]!.smsId, unexplained: 300_000 - 2_500 }])
     await record([facts[2]!])
     assert.deepStrictEqual(await openGaps(account), [{ after: facts[2]!.smsId, before: facts[4]!.smsId, unexplained: -2_500 }])
@@ -254,6 +260,7 @@ describe("one account's messages, in real layouts", () => {
     for (const s of steps) facts.push(await arrive("phone-a", nhText(account, s), s, nh(account)))
     await record([facts[0]!, facts[2]!])
     assert.strictEqual((await openGaps(account)).length, 1)
+    await announce()
     assert.deepStrictEqual(await record([facts[0]!, facts[2]!]), { placed: 0, duplicates: 0, opened: 0, closed: 0 })
     assert.strictEqual((await openGaps(account)).length, 1)
     assert.strictEqual((await gapEvents(account)).length, 1)
@@ -287,7 +294,7 @@ describe("POST /internal/recon/accounts/list", () => {
     const answer = await call("/accounts/list", { has_gaps: true, page_size: 200 })
     assert.strictEqual(answer.http, 200, JSON.stringify(answer.body))
     const item = answer.body.data.items.find((a: any) => a.account === account)
-    assert.deepStrictEqual({ ...item, id: undefined, last_at: undefined, gaps: item.gaps.map((g: any) => ({ ...g, since: undefined })) }, {
+    assert.deepStrictEqual({ ...item, id: undefined, last_at: undefined, gaps: item.gaps.map((g: any) => ({ ...g, id: undefined, since: undefined })) }, {
       id: undefined,
       account,
       bank: "NH농협",
@@ -295,9 +302,10 @@ describe("POST /internal/recon/accounts/list", () => {
       sender: null,
       last_balance: String(steps[5]!.balance),
       last_at: undefined,
+      merged_into: null,
       gaps: [
-        { after_sms_id: facts[1]!.smsId, before_sms_id: facts[3]!.smsId, unexplained: "300000", since: undefined },
-        { after_sms_id: facts[3]!.smsId, before_sms_id: facts[5]!.smsId, unexplained: "10000", since: undefined }
+        { id: undefined, after_sms_id: facts[1]!.smsId, before_sms_id: facts[3]!.smsId, unexplained: "300000", since: undefined, explained: null },
+        { id: undefined, after_sms_id: facts[3]!.smsId, before_sms_id: facts[5]!.smsId, unexplained: "10000", since: undefined, explained: null }
       ]
     })
     assert.strictEqual(item.last_at, steps[5]!.at.toISOString())
@@ -312,5 +320,112 @@ describe("POST /internal/recon/accounts/list", () => {
     // The latest first; an account whose messages never showed a balance has none, and comes last.
     const known = lasts.filter((at: string | null) => at !== null)
     assert.deepStrictEqual(lasts, [...[...known].sort().reverse(), ...lasts.filter((at: string | null) => at === null)])
+  })
+})
+
+describe("placed by the balances, not by arrival (issue 34)", () => {
+  /** Six KB messages within one minute (printed times are minutes). */
+  const kbMinute = (account: string, opening: number) => {
+    const steps = day(opening, txns).map((s, i) => ({ ...s, at: new Date(T0 + 3_600_000 + i * 8_000) }))
+    const text = (s: Step) => `[KB]${kst(s.at)} ${account} ${s.name} ${s.direction === "in" ? "입금" : "출금"} ${won(s.amount)} 잔액 ${won(s.balance)}`
+    return { steps, text, kb: { sender: "16449999", bank: "KB국민", account } }
+  }
+
+  it("the fifth of six messages in one minute, arriving after the sixth, closes the gap the sixth opened; the last balance stays the sixth's", async () => {
+    const account = "902002**3301"
+    const { steps, text, kb } = kbMinute(account, 1_000_000)
+    const facts = []
+    for (const s of steps) facts.push(await arrive("phone-a", text(s), s, kb))
+    for (const i of [0, 1, 2, 3, 5]) await record([facts[i]!])
+    assert.deepStrictEqual(await openGaps(account), [{ after: facts[3]!.smsId, before: facts[5]!.smsId, unexplained: 10_000 }])
+    // A second later: the same printed minute, later than the sixth by arrival.
+    const late = { ...facts[4]!, receivedAt: new Date(facts[5]!.receivedAt.getTime() + 1000) }
+    assert.deepStrictEqual(await record([late]), { placed: 1, duplicates: 0, opened: 0, closed: 1 })
+    assert.deepStrictEqual(await openGaps(account), [])
+    const row = await accountRow(account)
+    assert.deepStrictEqual([row.lastBalance, row.lastSms], [steps[5]!.balance, facts[5]!.smsId])
+    // Closed within the grace period: never announced.
+    await announce()
+    assert.deepStrictEqual(await gapEvents(account), [])
+  })
+
+  it("a minute's messages in any arrival order, one at a time: no gap at the end, the chain's end is the last balance", async () => {
+    for (const [k, order] of [[1, 0, 3, 2, 5, 4], [5, 2, 0, 4, 1, 3], [5, 4, 3, 2, 1, 0], [2, 5, 0, 3, 1, 4]].entries()) {
+      const account = `902002**340${k}`
+      const { steps, text, kb } = kbMinute(account, 2_000_000)
+      const facts = []
+      for (const s of steps) facts.push(await arrive("phone-a", text(s), s, kb))
+      for (const i of order) await record([facts[i]!])
+      assert.deepStrictEqual(await openGaps(account), [], order.join(","))
+      assert.strictEqual((await accountRow(account)).lastBalance, steps[5]!.balance, order.join(","))
+      const chain = await query((sql) => sql<{ sms_id: bigint }>`SELECT e.sms_id FROM recon.balance_entry AS e
+        JOIN recon.balance_account AS a ON a.id = e.account_id WHERE a.account = ${account} ORDER BY e.pos`)
+      assert.deepStrictEqual(chain.map((r) => Number(r.sms_id)), facts.map((f) => f.smsId), `the chain's order, ${order.join(",")}`)
+    }
+  })
+
+  it("a gap is announced once past the grace period; an explained one alerts no more, and a message still closes it", async () => {
+    const account = "352-****-9191-01"
+    const steps = day(700_000, txns)
+    const facts = []
+    for (const s of steps) facts.push(await arrive("phone-a", nhText(account, s), s, nh(account)))
+    for (const i of [0, 2, 3, 5]) await record([facts[i]!])
+    assert.strictEqual((await openGaps(account)).length, 2)
+    // Within the grace period (a generous one): nothing is sent.
+    assert.strictEqual(await announce(3600), 0)
+    const call = recon(server.url)
+    const listed = (await call("/accounts/list", { has_gaps: true, page_size: 200 })).body.data.items.find((a: any) => a.account === account)
+    const [first, second] = listed.gaps
+    const explained = await call("/accounts/gap/explain", { gap_id: first.id, reason: "monthly sweep", amount: "-12000", operator: "kim" })
+    assert.strictEqual(explained.http, 200, JSON.stringify(explained.body))
+    assert.deepInclude(explained.body.data.explained, { reason: "monthly sweep", amount: "-12000", operator: "kim" })
+    assert.strictEqual((await call("/accounts/gap/explain", { gap_id: first.id, reason: "again", operator: "kim" })).http, 409)
+    assert.strictEqual((await call("/accounts/gap/explain", { gap_id: 999_999_999, reason: "x", operator: "kim" })).http, 404)
+    // Past the grace period: the other gap is announced, the explained one is not.
+    await announce()
+    assert.deepStrictEqual((await gapEvents(account)).map((e) => e.after_sms_id), [second.after_sms_id])
+    await announce()
+    assert.strictEqual((await gapEvents(account)).length, 1, "each gap once")
+    // The missing message arrives after all: it closes the explained gap.
+    await record([facts[1]!])
+    assert.deepStrictEqual((await openGaps(account)).map((g) => g.after), [second.after_sms_id])
+    assert.strictEqual((await call("/accounts/gap/unexplain", { gap_id: first.id, operator: "kim" })).http, 409)
+    const actions = (await call("/accounts/actions", { account_id: listed.id })).body.data.items
+    assert.deepStrictEqual(actions.map((a: any) => [a.action, a.operator, a.gap_id, a.reason, a.amount]), [["explain", "kim", first.id, "monthly sweep", "-12000"]])
+  })
+
+  it("two phones forwarding one 신한 account (no digits): merged by an operator, each fills the other's gaps; undone, they are back", async () => {
+    const steps = day(4_250_000, txns)
+    const shinhan = (s: Step) => `신한은행\n${s.direction === "in" ? "입금" : "출금"} ${won(s.amount)}원\n${kst(s.at).slice(6)}\n${s.name}님\n잔액: ${won(s.balance)}원`
+    const fact = { sender: "15778001", bank: "신한" }
+    // Phone A misses the third message, phone B the fifth.
+    for (const [i, s] of steps.entries()) {
+      if (i !== 2) await record([await arrive("merge-a", shinhan(s), s, fact)])
+      if (i !== 4) await record([await arrive("merge-b", shinhan(s), s, fact, { receivedAt: new Date(s.at.getTime() + 2000) })])
+    }
+    const call = recon(server.url)
+    const mine = async () => (await call("/accounts/list", { page_size: 200 })).body.data.items.filter((a: any) => a.sender === "15778001")
+      .sort((a: any, b: any) => a.device_id.localeCompare(b.device_id))
+    const [a, b] = await mine()
+    assert.deepStrictEqual([a.gaps.length, b.gaps.length], [1, 1])
+    const merged = await call("/accounts/merge", { account_id: b.id, into_id: a.id, operator: "lee" })
+    assert.strictEqual(merged.http, 200, JSON.stringify(merged.body))
+    assert.deepStrictEqual(merged.body.data.gaps, [])
+    assert.strictEqual(merged.body.data.last_balance, String(steps[5]!.balance))
+    // A later message from phone B lands in the merged chain.
+    const next = day(steps[5]!.balance, [{ direction: "in", amount: 7_000, name: "박지훈" }]).map((s) => ({ ...s, at: new Date(steps[5]!.at.getTime() + 60_000) }))[0]!
+    await record([await arrive("merge-b", shinhan(next), next, fact)])
+    const [afterA, afterB] = await mine()
+    assert.deepStrictEqual([afterA.gaps, afterA.last_balance, afterB.merged_into], [[], String(next.balance), a.id])
+    assert.strictEqual((await call("/accounts/merge", { account_id: b.id, into_id: a.id, operator: "lee" })).http, 409)
+    const undone = await call("/accounts/unmerge", { account_id: b.id, operator: "park" })
+    assert.strictEqual(undone.http, 200, JSON.stringify(undone.body))
+    const [backA, backB] = await mine()
+    assert.deepStrictEqual([backA.gaps.length, backB.gaps.length, backB.merged_into, backB.last_balance], [1, 1, null, String(next.balance)])
+    const actions = (await call("/accounts/actions", { account_id: b.id })).body.data.items
+    assert.deepStrictEqual(actions.map((x: any) => [x.action, x.operator, x.account_id, x.other_account_id]), [["unmerge", "park", b.id, a.id], ["merge", "lee", b.id, a.id]])
+    // An account that shows its digits is placed by them, never merged.
+    const digits = (await call("/accounts/list", { page_size: 200 })).body.data.items.find((x: any) => x.account !== null)
+    assert.strictEqual((await call("/accounts/merge", { account_id: digits.id, into_id: a.id, operator: "lee" })).http, 409)
   })
 })

@@ -1,8 +1,8 @@
 // The balance sequence logic (pure): which account a message belongs to, when two messages are one
-// transaction, the gaps of a run of entries, and what placing new entries opens and closes.
+// transaction, and the gaps of a run of entries (placement itself: BalanceChain.test.ts).
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
-import { accountOf, type Entry, gapsOf, place, sameTransaction } from "../../src/domain/BalanceSequence.ts"
+import { accountOf, type Entry, gapsOf, sameTransaction } from "../../src/domain/BalanceSequence.ts"
 
 const MIN = 60_000
 const entry = (smsId: number, minute: number, direction: "in" | "out", amount: number, balance: number | null, extra: Partial<Entry> = {}): Entry => ({
@@ -83,37 +83,5 @@ describe("gaps", () => {
 
   it("decimal amounts are exact", () => {
     assert.deepStrictEqual(gapsOf([entry(1, 0, "in", 0, 0.1), { ...entry(2, 1, "in", 0, null), amount: "0.2" }, { ...entry(3, 2, "in", 0, null), amount: "0.10", balance: "0.40" }]), [])
-  })
-})
-
-describe("placing new entries in a window", () => {
-  const full = [entry(1, 0, "in", 100, 1100), entry(2, 1, "out", 40, 1060), entry(3, 2, "in", 10, 1070), entry(4, 3, "in", 5, 1075)]
-
-  it("a late message closes the gap it fills", () => {
-    const window = { entries: [full[0]!, full[1]!, full[3]!], openGaps: [{ id: 9, afterSmsId: 2, beforeSmsId: 4, unexplained: "10", since: 1 }], atEnd: true }
-    const placed = place(window, [full[2]!], 100)
-    assert.deepStrictEqual(placed.closed, [{ id: 9, bySmsId: 3 }])
-    assert.deepStrictEqual(placed.opened, [])
-    assert.strictEqual(placed.last?.smsId, 4)
-  })
-
-  it("a message that fills part of a gap leaves the rest open: not announced again, since kept", () => {
-    const window = { entries: [full[0]!, full[3]!], openGaps: [{ id: 9, afterSmsId: 1, beforeSmsId: 4, unexplained: "-25", since: 7 }], atEnd: true }
-    const placed = place(window, [full[2]!], 100)
-    assert.deepStrictEqual(placed.closed, [{ id: 9, bySmsId: 3 }])
-    assert.deepStrictEqual(placed.opened, [{ afterSmsId: 1, beforeSmsId: 3, unexplained: "-40", since: 7, announce: false }])
-  })
-
-  it("a new gap at the end is announced; a copy from another phone is a duplicate and changes nothing", () => {
-    const window = { entries: [full[0]!, full[1]!], openGaps: [], atEnd: true }
-    const placed = place(window, [full[3]!, { ...full[1]!, smsId: 20, receivedAt: full[1]!.receivedAt + 5000, deviceId: "phone-b" }], 100)
-    assert.deepStrictEqual(placed.opened, [{ afterSmsId: 2, beforeSmsId: 4, unexplained: "10", since: 100, announce: true }])
-    assert.deepStrictEqual(placed.inserted.map((e) => [e.smsId, e.duplicateOf]), [[20, 2], [4, null]])
-    assert.strictEqual(placed.last?.smsId, 4)
-  })
-
-  it("an entry recorded before is not placed again; the last is not reported for a window inside the sequence", () => {
-    const placed = place({ entries: full, openGaps: [], atEnd: false }, [full[2]!], 100)
-    assert.deepStrictEqual(placed, { inserted: [], closed: [], updated: [], opened: [], last: undefined })
   })
 })

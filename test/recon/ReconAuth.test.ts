@@ -30,7 +30,7 @@ const allRefused = (codes: ReadonlyArray<number>) => assert.isTrue(codes.every((
 const noneRefused = (codes: ReadonlyArray<number>) => assert.isTrue(codes.every((c) => c !== 401), codes.join(","))
 
 describe("token stages", () => {
-  it("covers the 25 routes", () => assert.strictEqual(routes.length, 25))
+  it("covers the 30 routes", () => assert.strictEqual(routes.length, 30))
 
   describe("stage A: shared token, per-caller keys unset", () => {
     let server: Running

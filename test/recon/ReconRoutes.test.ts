@@ -261,7 +261,7 @@ describe("envelope and transport", () => {
     const doc = await fetch(`${server.url}/internal/recon/openapi.json`, { headers: { "x-internal-service-token": "test-admin-token-0123456789" } })
     const json = await doc.json() as any
     assert.strictEqual(json.openapi, "3.1.0")
-    assert.strictEqual(Object.keys(json.paths).length, 25)
+    assert.strictEqual(Object.keys(json.paths).length, 30)
     assert.property(json.paths, "/internal/recon/shooter/sms/resolve")
     assert.strictEqual((await fetch(`${server.url}/internal/recon/openapi.json`)).status, 401)
     const health = await fetch(`${server.url}/health`)

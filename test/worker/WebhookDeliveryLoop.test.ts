@@ -1,5 +1,5 @@
 // Webhooks out, end to end on a real database: events written by the database itself when an SMS
-// changes status (whatever writes it) and when a balance gap opens; webhook_delivery_loop in the
+// changes status (whatever writes it) and when a balance gap is announced; webhook_delivery_loop in the
 // worker's runtime POSTing them to a local receiver that answers, fails, hangs and recovers; time
 // (timeouts, backoff, the 24 h) through the TestClock.
 import { assert, describe, it } from "@effect/vitest"
@@ -82,14 +82,14 @@ const setUp = (prefix: string) =>
       assert.strictEqual(answer.http, 200)
       return smsId
     })
-    /** Two balances that 50,000 won more than explains: a gap opens. */
+    /** Two balances that 50,000 won more than explains: a gap opens, and is announced (a grace period of 0 s). */
     const gap = Effect.gen(function*() {
       const ids = [yield* sms("parsed", "한가람", "1000"), yield* sms("parsed", "정우성", "2000")]
       const base = { deviceId: "dev-w", sender: "15882100", bank: "NH농협", account: "352-****-9999-99", direction: "in" as const }
-      yield* Effect.promise(() => runSql(db, Effect.flatMap(BalanceStore.make, (store) => store.record([
+      yield* Effect.promise(() => runSql(db, Effect.flatMap(BalanceStore.make, (store) => Effect.andThen(store.record([
         { ...base, smsId: ids[0]!, receivedAt: new Date("2026-07-09T01:00:00Z"), amount: "1000", balance: "101000" },
         { ...base, smsId: ids[1]!, receivedAt: new Date("2026-07-09T01:10:00Z"), amount: "2000", balance: "153000" }
-      ]))))
+      ]), store.announce(0)))))
       return ids
     })
     const attempts = (eventId?: number) =>

@@ -17,7 +17,8 @@
 // Balance continuity is off the money path: the write records each balance fact in
 // balance_pending (migration 0019) and commits, the match loop is kicked, and the placer puts the
 // facts in their accounts PLACE_AFTER later, several writes' facts in one transaction that also
-// takes them off balance_pending. A fact a dead process left there is placed by a pass.
+// takes them off balance_pending. A fact a dead process left there is placed by a pass. Each pass
+// also announces (balance.gap) the gaps open past SVC_BALANCE_GAP_GRACE_S.
 import { Cause, Clock, Context, Duration, Effect, Layer, Queue, Result } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { BalanceStore } from "../../db/BalanceStore.ts"
@@ -26,7 +27,7 @@ import type { BalanceFact } from "../../domain/BalanceSequence.ts"
 import { balanceFactOf, type LoadedTemplate, parseSms, templateSet, type TemplateSet } from "../../domain/SmsParse.ts"
 import { compileRule } from "../../domain/TemplateRule.ts"
 import { ParseStore, type ReceivedSms, type TemplateRow } from "../ParseStore.ts"
-import { endsLoopOnFailure, Kicks, type Loop } from "./Loop.ts"
+import { endsLoopOnFailure, Kicks, type Loop, Worker } from "./Loop.ts"
 
 /** SMS claimed per transaction, and transactions per pass (a pass stays short however deep the backlog). */
 const BATCH = 500
@@ -43,6 +44,8 @@ const PLACE_AFTER = Duration.millis(50)
 const PLACE_BATCH = 500
 /** A fact still pending this long after its write lost its placer (its process died): a pass places it, looking this often at most. */
 const LEFT_BEHIND = Duration.seconds(30)
+/** SVC_BALANCE_GAP_GRACE_S's default. */
+const DEFAULT_GAP_GRACE_S = 120
 
 /** SMS ids for a log line: the first 20, and how many more. */
 const idList = (ids: ReadonlyArray<number>) => ids.length <= 20 ? ids.join(", ") : `${ids.slice(0, 20).join(", ")} and ${ids.length - 20} more`
@@ -110,6 +113,7 @@ const makePlacer = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const store = yield* ParseStore
   const balances = yield* BalanceStore.make
+  const graceS = (yield* Worker).balanceGapGraceS ?? DEFAULT_GAP_GRACE_S
   const waiting: Array<BalanceFact> = []
   const wake = yield* Queue.dropping<void>(1)
   let lookAt = 0
@@ -148,6 +152,10 @@ const makePlacer = Effect.gen(function*() {
       lookAt = facts.length < PLACE_BATCH ? now + Duration.toMillis(LEFT_BEHIND) : 0
       yield* place(facts)
     }),
+    /** balance.gap for the gaps open past the grace period (a pass's work; a failure waits for the next pass). */
+    announce: balances.announce(graceS).pipe(
+      Effect.tap((sent) => sent > 0 ? Effect.logInfo(`balance continuity: ${sent} gaps open past ${graceS} s announced`) : Effect.void)
+    ),
     /** The placer's fiber. */
     run: Effect.forever(Effect.gen(function*() {
       yield* Queue.take(wake)
@@ -265,6 +273,7 @@ const pass = (parser: Parser, placer: Placer) =>
     let parsed = 0
     let claimed = 0
     yield* placer.leftBehind
+    yield* placer.announce
     for (let i = 0; i < BATCHES_PER_PASS; i++) {
       const done = yield* sql.withTransaction(parser.batch)
       parsed += done.parsed
@@ -278,7 +287,7 @@ const pass = (parser: Parser, placer: Placer) =>
     if (claimed > 0) yield* Effect.logDebug(`${claimed} SMS read, ${parsed} parsed`)
   })
 
-export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox | ParseStore> = {
+export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox | ParseStore | Worker> = {
   name: "parse_loop",
   ttl: "30 seconds",
   every: "5 seconds",
