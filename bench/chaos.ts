@@ -121,7 +121,7 @@ const startWorker = (slot: number) =>
     SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
     WALLET_SERVICE_URL: proxyUrl,
     ADMIN_SERVICE_URL: admin.base
-  }, false, workerPorts[slot])
+  }, process.env.CHAOS_LOGS ? join(db.dir, `worker-${slot}.log`) : false, workerPorts[slot])
 const workers: Array<Service> = await Promise.all(workerPorts.map((_, slot) => startWorker(slot)))
 for (const service of [wallet, recon, admin]) await waitFor(`${service.base}/health`, 120_000)
 for (const worker of workers) await waitFor(`${worker.base}/health/ready`, 120_000)
@@ -288,5 +288,6 @@ proxy.close()
 const all: Array<{ child: ChildProcess; exited: Promise<number | null> }> = [...workers, admin, recon, wallet]
 for (const service of all) service.child.kill("SIGTERM")
 await Promise.all(all.map((service) => service.exited))
-await db.close()
+if (process.env.CHAOS_KEEP) report(`database kept: ${db.url} (${db.dir})`)
+else await db.close()
 if (process.env.CHAOS_CHECK && failed.length > 0) process.exit(1)

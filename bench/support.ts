@@ -3,7 +3,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { pgLayer } from "../src/db/Database.ts"
@@ -221,15 +221,18 @@ export interface Service {
 }
 
 /** `node <entry> <command>` with only `env` (and PATH) in its environment, on `port` (default: a free one); its output goes to ours when `verbose`. */
-export const startService = async (command: string, portKey: string, env: Record<string, string>, verbose = false, fixedPort?: number): Promise<Service> => {
+export const startService = async (command: string, portKey: string, env: Record<string, string>, verbose: boolean | string = false, fixedPort?: number): Promise<Service> => {
   const port = fixedPort ?? await freePort()
   // BENCH_NODE_ARGS: Node flags for the services (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"); given
   // here, with the service flags of main.ts, so the process is not replaced by one without them.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
   const flags = nodeArgs.length === 0 ? [] : [...SERVICE_NODE_FLAGS, ...nodeArgs]
   const child = spawn(process.execPath, [...flags, reconEntry(), command], {
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...SERVICE_ENV, ...env, [portKey]: String(port) },
-    stdio: ["ignore", verbose ? "inherit" : "ignore", verbose ? "inherit" : "ignore"]
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", ...SERVICE_ENV, ...env, [portKey]: String(port) },
+    // `verbose` a path: the output appended to that file.
+    stdio: typeof verbose === "string"
+      ? ["ignore", openSync(verbose, "a"), openSync(verbose, "a")]
+      : ["ignore", verbose ? "inherit" : "ignore", verbose ? "inherit" : "ignore"]
   })
   const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
   return { child, base: `http://127.0.0.1:${port}`, port, exited }

@@ -356,7 +356,7 @@ describe("parse_loop passes", () => {
       })).pipe(Effect.provide(services))
     }), 60_000)
 
-  it.live("a failure to place a message's balance never holds the SMS back: it is written all the same, and the failure logged", () =>
+  it.live("a failure to place a message's balance never holds the SMS back: it is written all the same, the fact kept pending, and a pass gives it up only when it fails alone again", () =>
     Effect.gen(function*() {
       const logs: Array<string> = []
       const services = yield* onePassSetup("parse-balance-fails", logs, [])
@@ -369,11 +369,41 @@ describe("parse_loop passes", () => {
         const sms = yield* storeSms("15882100", text, new Date())
         yield* pass
         assert.deepInclude(yield* smsById(sms), { status: "parsed", payer_name: "김민준", amount: "50000.00" })
-        yield* eventually("the failure logged", Effect.sync(() => logs.some((line) => line.startsWith("Error") && line.includes(`SMS ${sms} not placed`))))
+        yield* eventually("the failure logged", Effect.sync(() => logs.some((line) => line.startsWith("Warn") && line.includes(`SMS ${sms} not placed yet`))))
+        // Nothing given up on a first failure (a lost connection, a killed worker look the same).
+        const pending = () => Effect.map(sql<{ sms_id: string }>`SELECT sms_id::text FROM recon.balance_pending ORDER BY sms_id`, (rows) => rows.map((r) => Number(r.sms_id)))
+        assert.deepStrictEqual(yield* pending(), [sms])
         // Handed over by the push endpoint: the same.
         const handed = yield* storeSms("15882100", text.replace("김민준", "이서연"), new Date())
         yield* (yield* ParseInbox).hand({ id: handed, deviceId: "phone-1", sender: "15882100", body: text.replace("김민준", "이서연"), receivedAt: new Date() })
         yield* eventually("the handed SMS written", Effect.map(smsById(handed), (row) => row.status === "parsed"))
+        yield* eventually("the handed fact kept pending", Effect.map(pending(), (ids) => ids.length === 2))
+        // Left behind, still refused when tried alone by a pass: given up, one by one, with an error each.
+        yield* sql`UPDATE recon.balance_pending SET created_at = now() - interval '31 seconds'`
+        yield* Effect.scoped(Effect.flatMap(ParseLoop.start, (again) => again))
+        assert.deepStrictEqual(yield* pending(), [])
+        for (const id of [sms, handed]) assert.isTrue(logs.some((line) => line.startsWith("Error") && line.includes(`SMS ${id} not placed in its account after a second try`)), String(id))
+        assert.deepStrictEqual(yield* sql`SELECT sms_id FROM recon.balance_entry`, [])
+      })).pipe(Effect.provide(services))
+    }), 60_000)
+
+  it.live("a placement that failed once (a refusal that has passed) is placed by a later pass: nothing given up", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const services = yield* onePassSetup("parse-balance-retry", logs, [])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(`CREATE FUNCTION recon.refuse_entry() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`)
+        yield* sql.unsafe(`CREATE TRIGGER refuse_entry BEFORE INSERT ON recon.balance_entry FOR EACH ROW EXECUTE FUNCTION recon.refuse_entry()`)
+        const pass = yield* ParseLoop.start
+        const sms = yield* storeSms("15882100", "[Web발신]\n농협 입금50,000원\n07/09 14:00 352-****-5656-56 김민준 잔액1,050,000원", new Date())
+        yield* pass
+        yield* eventually("the failure logged", Effect.sync(() => logs.some((line) => line.startsWith("Warn") && line.includes(`SMS ${sms} not placed yet`))))
+        yield* sql.unsafe(`DROP TRIGGER refuse_entry ON recon.balance_entry`)
+        yield* sql`UPDATE recon.balance_pending SET created_at = now() - interval '31 seconds'`
+        yield* Effect.scoped(Effect.flatMap(ParseLoop.start, (again) => again))
+        assert.deepStrictEqual((yield* sql<{ sms_id: string }>`SELECT sms_id::text FROM recon.balance_entry`).map((r) => Number(r.sms_id)), [sms])
+        assert.deepStrictEqual(yield* sql`SELECT sms_id FROM recon.balance_pending`, [])
       })).pipe(Effect.provide(services))
     }), 60_000)
 

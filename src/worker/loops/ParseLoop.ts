@@ -105,9 +105,10 @@ const readAll = (rows: ReadonlyArray<ReceivedSms>, templates: TemplateSet) => {
 /**
  * Balance continuity, after the write has committed: facts are placed in their accounts and taken
  * off balance_pending in one transaction. Should placing fail, the SMS are written all the same
- * (their money never waits on an aid): with the database away the facts stay pending for a pass;
- * any other failure is logged and the facts given up, and the account shows a gap at worst, which
- * a person looks at.
+ * (their money never waits on an aid) and the facts stay pending: a pass places them again once
+ * they are LEFT_BEHIND old (a connection lost mid-way, a worker killed, a lock timeout). Only a
+ * fact that fails again when a pass places it alone is given up, logged with its SMS (the account
+ * shows a gap at worst, which a person looks at): one bad fact never holds up the others.
  */
 const makePlacer = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -118,23 +119,37 @@ const makePlacer = Effect.gen(function*() {
   const wake = yield* Queue.dropping<void>(1)
   let lookAt = 0
 
-  const place = (facts: ReadonlyArray<BalanceFact>): Effect.Effect<void> => {
-    if (facts.length === 0) return Effect.void
-    const ids = facts.map((f) => f.smsId)
-    return sql.withTransaction(Effect.andThen(balances.record(facts), store.placed(ids))).pipe(
+  /** The facts placed and taken off balance_pending; on failure, whether the database was away. */
+  const attempt = (facts: ReadonlyArray<BalanceFact>) =>
+    sql.withTransaction(Effect.andThen(balances.record(facts), store.placed(facts.map((f) => f.smsId)))).pipe(
+      Effect.as({ placed: true, away: false, cause: undefined as Cause.Cause<unknown> | undefined }),
       Effect.catchCause((cause) => {
         if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
         const error = Cause.findErrorOption(cause)
-        if (error._tag === "Some" && SqlError.isSqlError(error.value) && isDatabaseAway(error.value)) {
-          return Effect.logWarning(`balance continuity: SMS ${idList(ids)} wait to be placed in their accounts (the database is away); a pass places them`)
-        }
-        return Effect.andThen(
-          Effect.logError(`balance continuity: SMS ${idList(ids)} not placed in their accounts (written all the same)`, cause),
-          Effect.ignore(store.placed(ids))
-        )
+        const away = error._tag === "Some" && SqlError.isSqlError(error.value) && isDatabaseAway(error.value)
+        return Effect.succeed({ placed: false, away, cause: cause as Cause.Cause<unknown> | undefined })
       })
     )
-  }
+
+  /** Facts just written: on failure they stay pending for a pass. */
+  const place = (facts: ReadonlyArray<BalanceFact>): Effect.Effect<void> =>
+    facts.length === 0 ? Effect.void : Effect.flatMap(attempt(facts), (result) =>
+      result.placed ? Effect.void : result.away
+        ? Effect.logWarning(`balance continuity: SMS ${idList(facts.map((f) => f.smsId))} wait to be placed in their accounts (the database is away); a pass places them`)
+        : Effect.logWarning(`balance continuity: SMS ${idList(facts.map((f) => f.smsId))} not placed yet (kept pending; a pass places them again)`, result.cause))
+
+  /** Facts left pending: tried together, then each alone; one that fails alone is given up. */
+  const placeLeftBehind = (facts: ReadonlyArray<BalanceFact>): Effect.Effect<void> =>
+    facts.length === 0 ? Effect.void : Effect.flatMap(attempt(facts), (result) => {
+      if (result.placed) return Effect.void
+      if (result.away) return (Effect.logWarning(`balance continuity: SMS ${idList(facts.map((f) => f.smsId))} still wait to be placed (the database is away)`))
+      return Effect.forEach(facts, (fact) =>
+        Effect.flatMap(attempt([fact]), (alone) =>
+          alone.placed || alone.away ? Effect.void : Effect.andThen(
+            Effect.logError(`balance continuity: SMS ${fact.smsId} not placed in its account after a second try (given up; written all the same)`, alone.cause),
+            Effect.ignore(store.placed([fact.smsId]))
+          )), { discard: true })
+    })
 
   return {
     /** Facts just written: placed PLACE_AFTER from now. */
@@ -150,7 +165,7 @@ const makePlacer = Effect.gen(function*() {
       const facts = yield* store.leftBehind(LEFT_BEHIND, PLACE_BATCH)
       // A full batch: more may wait, and the next pass looks again.
       lookAt = facts.length < PLACE_BATCH ? now + Duration.toMillis(LEFT_BEHIND) : 0
-      yield* place(facts)
+      yield* placeLeftBehind(facts)
     }),
     /** balance.gap for the gaps open past the grace period (a pass's work; a failure waits for the next pass). */
     announce: balances.announce(graceS).pipe(
