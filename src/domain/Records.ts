@@ -15,7 +15,9 @@ export const SmsStatus = Schema.Literals([
 ])
 export type SmsStatus = typeof SmsStatus.Type
 
+/** Who wrote a template's rule: a built-in of the migrations, an operator, or the model. */
 export const RuleSource = Schema.Literals(["builtin", "manual", "ai"])
+export type RuleSource = typeof RuleSource.Type
 
 const NullableString = Schema.NullOr(Schema.String)
 

@@ -5,11 +5,10 @@
 import type { BalanceFact } from "./BalanceSequence.ts"
 import { judge } from "./DepositGuard.ts"
 import { normalizePhone } from "./Phone.ts"
+import type { RuleSource } from "./Records.ts"
 import { factsOf, type Reading, readSms, type TransactionFacts } from "./SmsReader.ts"
 import { normalizeSmsText } from "./SmsText.ts"
 import { type CompiledRule, maxTextLength, type RuleExtraction } from "./TemplateRule.ts"
-
-export type RuleSource = "builtin" | "manual" | "ai"
 
 /** A template row with its rule compiled (or why it does not compile). */
 export interface LoadedTemplate {

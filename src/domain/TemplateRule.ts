@@ -5,12 +5,15 @@
 // The engine is re2js, the JavaScript port of RE2 (RE2 syntax and linear-time matching): a
 // compiled rule is an ordinary object that the garbage collector frees, so rules can be compiled
 // and dropped for as long as the process lives (re2-wasm, used before, never freed one and
-// refused every rule once its fixed 16 MiB heap was full). RE2 bounds a rule's size only at
-// about 1.4 million instructions, far more than a template needs, and compiling or running a
-// program that large blocks the event loop for seconds: a rule is also refused when its
-// estimated program size (repetitions expanded) is over {@link maxRuleSize}.
+// refused every rule once its fixed 16 MiB heap was full). Linear is not cheap: RE2 bounds a
+// rule only at about 1.4 million instructions, and its work per character grows with the threads
+// a rule keeps alive. So a rule is bounded by what it is, never by a clock: its length
+// ({@link maxRuleLength}), its estimated program ({@link maxRuleSize}, before compiling), and at
+// validation the steps RE2's machine takes per character read ({@link maxStepsPerChar}, counted
+// by {@link readingSteps}). The same rule gets the same answer on any machine under any load.
 import { Result, Schema } from "effect"
 import { RE2JS } from "re2js"
+import { readingSteps } from "./RuleCost.ts"
 import { parseAmount } from "./Money.ts"
 import { knownNonDeposits } from "./NonDeposits.ts"
 import { classifyTransaction, describeVerdict } from "./DepositGuard.ts"
@@ -47,33 +50,14 @@ export const maxTextLength = 2_000
 
 /**
  * A new rule (operator's or model's) is refused when reading a text of {@link maxTextLength}
- * characters made of its sample takes more than this many times as long as a plain template
- * takes on the same text, measured side by side (so a busy machine slows both), and more than
- * {@link minSlowMillis}: RE2 keeps matching linear in the text, but a rule whose every character
- * keeps many states alive is linear with a large factor (hundreds of times a bank template's).
- * Compile time is bounded by {@link maxRuleSize} instead: measured, it depends mostly on how warm
- * the JIT is.
+ * characters (its sample repeated; the known non-deposit messages) takes RE2's machine more than
+ * this many steps a character ({@link readingSteps}). On their samples the built-in templates take
+ * 9 to 34 (2 to 12 on the known messages), a plain `name 입금 amount` 13, rules drafted from the
+ * corpus's deposits at most 13; `(?:[^x]{1,5}){1,4}` repeated to the size bound takes 2,859 (it
+ * was timed at 140 to 160 ms a text, 400 times a plain template). At the bound a 2,000-character
+ * text is a million steps: bench/rules.ts prints what steps cost in time.
  */
-export const maxSlowdown = 50
-/** Below this, a rule is never too slow, whatever the ratio. */
-export const minSlowMillis = 20
-
-// What a plain bank template costs: `name 입금 amount` searched through the text (compiled when
-// first needed: not in every process that imports this module).
-let reference: RE2JS | undefined
-const plainTemplate = (): RE2JS =>
-  reference ??= RE2JS.compile("(?P<name>[^\\n]+?)\\s*입금\\s*(?P<amount>\\d{1,3}(?:,\\d{3})+|\\d+)")
-
-/** The fastest of up to `tries` timings of `run` (a pause of the process spoils one, not all), stopping once under `enough`. */
-const fastest = (run: () => void, enough: number, tries = 3): number => {
-  let best = Number.POSITIVE_INFINITY
-  for (let i = 0; i < tries && best > enough; i++) {
-    const started = performance.now()
-    run()
-    best = Math.min(best, performance.now() - started)
-  }
-  return best
-}
+export const maxStepsPerChar = 500
 
 const requiredGroups = ["name", "amount"] as const
 
@@ -129,6 +113,8 @@ const attempt = (re: RE2JS, names: ReadonlyArray<string>, text: string): Attempt
     }
   }
 }
+
+const count = (n: number): string => n.toLocaleString("en")
 
 const compileMessage = (error: unknown): string => clip(error instanceof Error ? error.message : String(error), 200)
 
@@ -246,19 +232,22 @@ export const estimateRuleSize = (rule: string): number => {
 // Inside this module a compiled rule can also say why a text was missed (feedback for the model).
 interface ExplainedRule extends CompiledRule {
   readonly attempt: (text: string) => Attempt
+  readonly re: RE2JS
 }
 
 const compileUncached = (rule: string): Result.Result<ExplainedRule, RuleRejected> => {
   if (rule.trim() === "") return Result.fail(new RuleRejected({ detail: "rule is empty" }))
   if (rule.length > maxRuleLength) {
-    return Result.fail(new RuleRejected({ detail: `rule is longer than ${maxRuleLength.toLocaleString("en")} characters` }))
+    return Result.fail(new RuleRejected({
+      detail: `rule is longer than ${count(maxRuleLength)} characters: ${count(rule.length)} (${count(rule.length - maxRuleLength)} over)`
+    }))
   }
   const size = estimateRuleSize(rule)
   if (size > maxRuleSize) {
     return Result.fail(new RuleRejected({
-      detail: `rule is too large: it would compile to about ${size.toLocaleString("en")} instructions, more than ${
-        maxRuleSize.toLocaleString("en")
-      } (lower the repetition counts)`
+      detail: `rule is too large: it would compile to about ${count(size)} instructions, more than ${count(maxRuleSize)} (${
+        count(size - maxRuleSize)
+      } over; lower the repetition counts)`
     }))
   }
   let re: RE2JS
@@ -275,6 +264,7 @@ const compileUncached = (rule: string): Result.Result<ExplainedRule, RuleRejecte
   }
   return Result.succeed({
     source: rule,
+    re,
     attempt: (text) => attempt(re, names, text),
     extract: (text) => {
       const outcome = attempt(re, names, text)
@@ -305,6 +295,35 @@ const compileCached = (rule: string): Result.Result<ExplainedRule, RuleRejected>
 export const compileRule = (rule: string): Result.Result<CompiledRule, RuleRejected> =>
   Result.map(compileCached(rule), ({ extract, source }): CompiledRule => ({ source, extract }))
 
+/** `text` repeated (a line break between) to {@link maxTextLength} characters: the longest text a rule reads. */
+export const probeOf = (text: string): string =>
+  `${text}\n`.repeat(Math.ceil(maxTextLength / (text.length + 1))).slice(0, maxTextLength)
+
+// The known non-deposit messages, every bank's layouts, as one probe (made when first needed).
+let othersProbe: string | undefined
+const knownMessagesProbe = (): string =>
+  othersProbe ??= probeOf(knownNonDeposits.map((message) => normalizeSmsText(message.text)).join("\n"))
+
+/**
+ * Why reading costs `re` too many steps (its sample's probe, then the known messages'), or
+ * undefined. Counting stops past the budget: judging a rule costs at most a million steps a probe.
+ */
+const tooSlow = (re: RE2JS, sample: string): string | undefined => {
+  for (const [what, probe] of [["its sample repeated", probeOf(sample)], ["the known non-deposit messages", knownMessagesProbe()]] as const) {
+    const budget = maxStepsPerChar * [...probe].length // characters as RE2 reads them: code points
+    const { characters, steps } = readingSteps(re, probe, budget)
+    if (steps > budget) {
+      const perChar = Math.ceil(steps / characters)
+      return `rule is too slow: reading ${what}, RE2 took ${count(steps)} steps in the first ${count(characters)} characters, ${
+        count(perChar)
+      } a character: ${count(perChar - maxStepsPerChar)} over the limit of ${count(maxStepsPerChar)} a character (${
+        (perChar / maxStepsPerChar).toFixed(1)
+      } times; narrow or shorten repeated classes such as [^x]{1,5} or .{0,50})`
+    }
+  }
+  return undefined
+}
+
 const kindLabel = {
   wd: "withdrawal / outgoing money",
   other: "non-transaction (notice, OTP, advertisement or template)"
@@ -314,17 +333,19 @@ const kindLabel = {
  * Compiles the rule and checks that it extracts a non-empty name and an amount from `sample`,
  * read as the parse loop reads every SMS ({@link normalizeSmsText}), and that the sample is a
  * deposit at all for the never-a-deposit guard ({@link classifyTransaction}): a template made
- * from a withdrawal, a card approval or a notice is refused. With `rejectNonDeposits`, a rule
- * that extracts a deposit from any known non-deposit message (withdrawals, card approvals, OTPs,
- * notices, …) is rejected too: the guard keeps them out at run time, and a rule that reads them
- * is too lax to trust on the messages the guard does not know.
+ * from a withdrawal, a card approval or a notice is refused; and that reading costs RE2 at most
+ * {@link maxStepsPerChar} steps a character (a count, no clock: the answer is the same on any
+ * machine under any load). With `rejectNonDeposits`, a rule that extracts a deposit from any
+ * known non-deposit message (withdrawals, card approvals, OTPs, notices, …) is rejected too: the
+ * guard keeps them out at run time, and a rule that reads them is too lax to trust on the
+ * messages the guard does not know.
  */
 export const validateRule = (
   rule: string,
   sample: string,
   options?: { readonly rejectNonDeposits?: boolean }
 ): Result.Result<CompiledRule, RuleRejected> =>
-  Result.flatMap(compileCached(rule), ({ attempt: explain, extract, source }) => {
+  Result.flatMap(compileCached(rule), ({ attempt: explain, extract, re, source }) => {
     const text = normalizeSmsText(sample)
     const verdict = classifyTransaction(text)
     if (verdict.kind !== "deposit") {
@@ -336,23 +357,8 @@ export const validateRule = (
         new RuleRejected({ detail: `rule does not extract name and amount from the sample: ${onSample.reason}` })
       )
     }
-    const probe = `${text}\n`.repeat(Math.ceil(maxTextLength / (text.length + 1))).slice(0, maxTextLength)
-    const plainRule = plainTemplate()
-    // The rule first, then the plain template, the fastest of ten: timed first and three times (the
-    // matcher's code not yet optimised in a fresh process), the plain template took 2.5 to 60 times
-    // as long as warm on a loaded machine, which raised the limit past a rule 120 times slower (a
-    // CI run of TemplateRule.test.ts). A rule's runs stop early only under minSlowMillis, where it
-    // passes whatever the plain template takes.
-    const took = fastest(() => extract(probe), minSlowMillis)
-    const plain = fastest(() => plainRule.matcher(probe).find(), 0, 10)
-    const limit = Math.max(minSlowMillis, plain * maxSlowdown)
-    if (took > limit) {
-      return Result.fail(new RuleRejected({
-        detail: `rule is too slow: reading ${maxTextLength.toLocaleString("en")} characters took ${Math.round(took)} ms, ${
-          Math.round(took / Math.max(plain, 0.001))
-        } times a plain template (at most ${maxSlowdown} times, or ${minSlowMillis} ms)`
-      }))
-    }
+    const slow = tooSlow(re, text)
+    if (slow !== undefined) return Result.fail(new RuleRejected({ detail: slow }))
     if (options?.rejectNonDeposits === true) {
       const hit = knownNonDeposits.find((message) => extract(normalizeSmsText(message.text)) !== undefined)
       if (hit !== undefined) {

@@ -4,7 +4,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { decodeRows } from "../db/Codecs.ts"
 import type { PageOf, Paging } from "../db/Pages.ts"
-import { TemplateRow } from "../domain/Records.ts"
+import { type RuleSource, TemplateRow } from "../domain/Records.ts"
 import { makeTables } from "./ReconTables.ts"
 
 /** No template has this id. */
@@ -21,7 +21,7 @@ export interface NewTemplate {
   readonly sender: string | null
   readonly sample: string
   readonly rule: string
-  readonly rule_source: "builtin" | "manual" | "ai"
+  readonly rule_source: RuleSource
 }
 
 type Template = typeof TemplateRow.Type

@@ -6,7 +6,8 @@
 import { Context, Duration, Effect, Layer, Option, Schema, SchemaTransformation } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import type { BalanceFact } from "../domain/BalanceSequence.ts"
-import type { ParseOutcome, RuleSource } from "../domain/SmsParse.ts"
+import { RuleSource } from "../domain/Records.ts"
+import type { ParseOutcome } from "../domain/SmsParse.ts"
 import { DbId } from "../domain/PgValues.ts"
 import { countParses } from "../observability/Metrics.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
@@ -95,7 +96,7 @@ const TemplateResult = Schema.Struct({
   bank: Schema.String,
   sender: Schema.NullOr(Schema.String),
   rule: Schema.String,
-  rule_source: Schema.Literals(["builtin", "manual", "ai"])
+  rule_source: RuleSource
 })
 
 /** A claimed SMS, or only the version (`id` null) when none was there to claim. */

@@ -1,7 +1,20 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
+import fc from "fast-check"
+import { RE2JS } from "re2js"
 import { knownNonDeposits } from "../../src/domain/NonDeposits.ts"
-import { compileRule, type CompiledRule, estimateRuleSize, maxRuleSize, type RuleRejected, validateRule } from "../../src/domain/TemplateRule.ts"
+import { readingSteps } from "../../src/domain/RuleCost.ts"
+import { normalizeSmsText } from "../../src/domain/SmsText.ts"
+import {
+  compileRule,
+  type CompiledRule,
+  estimateRuleSize,
+  maxRuleSize,
+  maxStepsPerChar,
+  probeOf,
+  type RuleRejected,
+  validateRule
+} from "../../src/domain/TemplateRule.ts"
 import { builtins } from "../support/parse.ts"
 
 const ok = (result: Result.Result<CompiledRule, RuleRejected>): CompiledRule => {
@@ -51,7 +64,7 @@ describe("compileRule", () => {
   it("rejects empty rules and rules over 2,000 characters", () => {
     assert.strictEqual(rejected(compileRule("")), "rule is empty")
     const long = `(?P<name>\\S+) (?P<amount>\\d+)${"x".repeat(2_001)}`
-    assert.strictEqual(rejected(compileRule(long)), "rule is longer than 2,000 characters")
+    assert.strictEqual(rejected(compileRule(long)), "rule is longer than 2,000 characters: 2,030 (30 over)")
     const atLimit = `(?P<name>\\S+) (?P<amount>\\d+)`.padEnd(2_000, "x")
     ok(compileRule(atLimit))
   })
@@ -60,10 +73,12 @@ describe("compileRule", () => {
     const compiled = ok(compileRule("^(?P<name>(a+)+)(?P<amount>\\d+)$"))
     assert.deepStrictEqual(compiled.extract("aaaa123"), { name: "aaaa", amount: "123" })
     const hostile = `${"a".repeat(200_000)}!`
-    const started = performance.now()
+    // A backtracking engine needs 2^200000 steps here (the test would never end); RE2's machine
+    // 11 a character, at most twice its program's size (15 instructions) whatever the text.
     assert.isUndefined(compiled.extract(hostile))
-    // A backtracking engine needs 2^200000 steps here; RE2 a few milliseconds.
-    assert.isBelow(performance.now() - started, 1_000)
+    const re = RE2JS.compile("^(?P<name>(a+)+)(?P<amount>\\d+)$")
+    assert.deepStrictEqual(readingSteps(re, hostile), { steps: 2_200_006, characters: 200_001 })
+    assert.isAtMost(readingSteps(re, hostile).steps, 2 * re.programSize() * (hostile.length + 1))
     // Plain (a+)+$ as a rule body is fine too once it has its groups.
     const plain = ok(compileRule("(?P<name>x)?(?P<amount>\\d)?(a+)+$"))
     assert.isUndefined(plain.extract(hostile))
@@ -226,8 +241,14 @@ describe("the rule engine", () => {
       return rule
     }
     for (const unit of ["\\S{1,1000}", "[^\\n]{0,999}", "\\pL{1,100}", "(?:\\pL|\\pN){1,50}", "(?:(?:a{10}){10}){10}"]) {
-      const detail = rejected(compileRule(fill(unit)))
-      assert.match(detail, /^rule is too large: it would compile to about [\d,]+ instructions, more than 2,000/, unit)
+      const rule = fill(unit)
+      const size = estimateRuleSize(rule)
+      const over = (size - maxRuleSize).toLocaleString("en")
+      assert.strictEqual(
+        rejected(compileRule(rule)),
+        `rule is too large: it would compile to about ${size.toLocaleString("en")} instructions, more than 2,000 (${over} over; lower the repetition counts)`,
+        unit
+      )
     }
     // Case folding makes character classes dear: counted ten times.
     assert.isAbove(estimateRuleSize("(?i)[a-z가-힣]{1,10}"), 10 * estimateRuleSize("[a-z가-힣]{1,10}") / 2)
@@ -235,10 +256,106 @@ describe("the rule engine", () => {
     for (const t of builtins) assert.isBelow(estimateRuleSize(t.rule), maxRuleSize / 4, t.key)
   })
 
-  it("refuses a rule that is too slow on a text of the longest length read", () => {
+  it("counts what reading costs in steps of RE2's machine, the same on every run", () => {
+    // Small programs counted by hand: "a" is [fail, rune a, match], the search starts at every position.
+    assert.deepStrictEqual(readingSteps(RE2JS.compile("a"), "aaa"), { steps: 10, characters: 3 })
+    assert.deepStrictEqual(readingSteps(RE2JS.compile("^a"), "aa"), { steps: 6, characters: 2 })
+    assert.deepStrictEqual(readingSteps(RE2JS.compile("\\bab\\b"), "ab ab"), { steps: 21, characters: 5 })
+    // A plain template on a KB deposit (pins re2js's program: a new version that compiles it
+    // differently shows here first).
+    const plain = RE2JS.compile("(?P<name>[^\\n]+?)\\s*입금\\s*(?P<amount>\\d{1,3}(?:,\\d{3})+|\\d+)")
+    assert.deepStrictEqual(readingSteps(plain, "[KB]01/20 10:13\n971372**874\n박희자\n입금\n141,000\n잔액1,033,072"), { steps: 588, characters: 54 })
+    // The work grows with the threads a rule keeps alive: [^\n]{0,k} keeps k.
+    const perChar = (k: number) => readingSteps(RE2JS.compile(`[^\\n]{0,${k}}`), "가".repeat(1_000)).steps / 1_000
+    assert.isBelow(perChar(1), 10)
+    assert.isAbove(perChar(100), 200)
+    // Counting stops past a budget, after the character that crossed it.
+    const stopped = readingSteps(RE2JS.compile("[^\\n]{0,100}"), "가".repeat(1_000), 10_000)
+    assert.isAbove(stopped.steps, 10_000)
+    assert.isBelow(stopped.characters, 1_000)
+  })
+
+  it("accepts every built-in template on its sample, each far below the step bound", () => {
+    for (const t of builtins) {
+      ok(validateRule(t.rule, t.sample))
+      const probe = probeOf(normalizeSmsText(t.sample))
+      const { characters, steps } = readingSteps(RE2JS.compile(t.rule), probe)
+      assert.strictEqual(characters, probe.length, t.key)
+      // 9 to 34 a character (kb_amount_first and kakaobank the dearest): a fifteenth of the bound.
+      assert.isBelow(steps / characters, maxStepsPerChar / 10, t.key)
+    }
+  })
+
+  // Broad classes repeated and nested: linear for RE2, but each character keeps many threads alive.
+  const slowRule = (() => {
     let rule = "(?P<name>a)(?P<amount>\\d)"
     while (estimateRuleSize(`${rule}(?:[^x]{1,5}){1,4}`) <= maxRuleSize) rule += "(?:[^x]{1,5}){1,4}"
-    const detail = rejected(validateRule(rule, "입금 a1 " + "가나다 ".repeat(100)))
-    assert.match(detail, /^rule is too slow: reading 2,000 characters took \d+ ms, \d+ times a plain template \(at most 50 times, or 20 ms\)$/)
+    return rule
+  })()
+  const slowSample = "입금 a1 " + "가나다 ".repeat(100)
+
+  it("refuses a rule that costs RE2 too many steps a character, saying how many and the limit", () => {
+    // Was: timed beside a plain template ("took N ms, M times a plain template (at most 50 times,
+    // or 20 ms)"), an answer that moved with the machine's load. Now a count, exact on any machine.
+    assert.strictEqual(
+      rejected(validateRule(slowRule, slowSample)),
+      "rule is too slow: reading its sample repeated, RE2 took 1,001,970 steps in the first 378 characters, 2,651 a character: " +
+        "2,151 over the limit of 500 a character (5.3 times; narrow or shorten repeated classes such as [^x]{1,5} or .{0,50})"
+    )
+  })
+
+  it("decides without a clock: the same rule and sample always get the same answer", () => {
+    // Any read of the clock during a decision throws, so no answer can depend on the machine's
+    // load; each decision is taken twice and compared.
+    const withoutClock = <A>(decide: () => A): A => {
+      const { now } = performance
+      const dateNow = Date.now
+      const stop = (): number => {
+        throw new Error("the rule decision read the clock")
+      }
+      performance.now = stop
+      Date.now = stop
+      try {
+        return decide()
+      } finally {
+        performance.now = now
+        Date.now = dateNow
+      }
+    }
+    const answer = (result: Result.Result<CompiledRule, RuleRejected>) => Result.isSuccess(result) ? "accepted" : result.failure.detail
+    const cls = fc.constantFrom("[^x]", "[^\\n]", "\\S", ".", "[가-힣]", "[\\d,]", "\\s")
+    const piece = fc.oneof(
+      fc.constantFrom("입금", "원", "\\s*", "\\s+", "[^\\n]*", "\\d+", "\\n", " ", "잔액", ".*?", "\\[KB\\]", "(?:입금|출금)"),
+      fc.tuple(cls, fc.nat(3), fc.nat(12)).map(([c, min, extra]) => `${c}{${min},${min + extra}}`),
+      fc.tuple(cls, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 5 })).map(([c, inner, outer]) => `(?:${c}{1,${inner}}){1,${outer}}`)
+    )
+    const rule = fc.tuple(fc.array(piece, { maxLength: 6 }), fc.array(piece, { maxLength: 6 }), fc.array(piece, { maxLength: 30 }), fc.boolean())
+      .map(([before, between, after, nameFirst]) => {
+        const [first, second] = nameFirst ? ["(?P<name>[^\\n\\d]+?)", "(?P<amount>[\\d,]+)"] : ["(?P<amount>[\\d,]+)", "(?P<name>[^\\n\\d]+)"]
+        return `${before.join("")}${first}${between.join("")}${second}${after.join("")}`
+      })
+    const sample = fc.constantFrom(
+      "[Web발신]\n[KB]01/20 10:13\n971372**874\n박희자\n입금\n141,000\n잔액1,033,072",
+      "[Web발신]\n농협 입금30,000원\n11/23 16:03 352-****-4273-63 이도윤 잔액3,710,000원",
+      "입금 10,000원 홍길동",
+      slowSample
+    )
+    const kb = "\\[KB\\](?P<time>\\d{2}/\\d{2} \\d{2}:\\d{2})\\n(?P<account>\\S+)\\n(?P<name>[^\\n]+)\\n입금\\n(?P<amount>[\\d,]+)"
+    const seen = new Set<string>()
+    fc.assert(
+      fc.property(rule, sample, fc.boolean(), (r, s, rejectNonDeposits) => {
+        const first = withoutClock(() => answer(validateRule(r, s, { rejectNonDeposits })))
+        const again = withoutClock(() => answer(validateRule(r, s, { rejectNonDeposits })))
+        assert.strictEqual(again, first)
+        seen.add(first === "accepted" ? first : first.slice(0, first.indexOf(":")))
+      }),
+      {
+        numRuns: 60,
+        // Both sides of the bound, every run: a template accepted, the nested classes refused.
+        examples: [[kb, "[Web발신]\n[KB]01/20 10:13\n971372**874\n박희자\n입금\n141,000\n잔액1,033,072", true], [slowRule, slowSample, false]]
+      }
+    )
+    assert.isTrue(seen.has("accepted"), [...seen].join(" | "))
+    assert.isTrue(seen.has("rule is too slow"), [...seen].join(" | "))
   })
 })
