@@ -38,6 +38,10 @@ describe("placed by the balances", () => {
   it("all in one printed minute, any arrival order: no gap, the chain in balance order, the last balance the chain's end", () =>
     fc.assert(fc.property(steps, fc.nat(), (s, seed) => {
       const run = runOf(0, s, () => 5)
+      // Known limitation (closing note of issue 34's merge): a run whose balance comes back to one
+      // it had within the same printed minute (out 1, out 1, in 2) is a cycle, and which of its
+      // messages ends the chain is not decided by the balances; such runs are left out here.
+      fc.pre(new Set([String(10_000_000), ...run.map((e) => e.balance)]).size === run.length + 1)
       const order = fc.sample(fc.shuffledSubarray(run, { minLength: run.length, maxLength: run.length }), { numRuns: 1, seed })[0]!
       const placed = oneByOne(order)
       assert.deepStrictEqual(placed.opened, [])
