@@ -87,6 +87,13 @@ export const LAYOUT_COMPONENTS: ReadonlySet<string> = new Set([
 ])
 /** §7: custom components, registered by plugin-svc-preset-actions. */
 export const CUSTOM_COMPONENTS: ReadonlySet<string> = new Set(["SvcPrettyField", "SvcPostAction", "SvcPatchAction"])
+/** The package of that plugin in this repository (nocobase/plugin-svc-preset-actions/). */
+export const CUSTOM_COMPONENTS_PACKAGE = "@recon/plugin-svc-preset-actions"
+/** Whether an `applicationPlugins` row (name, packageName) is plugin-svc-preset-actions, whatever it was installed as. */
+export const isCustomComponentsPlugin = (name: string | null, packageName: string | null): boolean =>
+  packageName === CUSTOM_COMPONENTS_PACKAGE || [name, packageName].some((value) =>
+    value !== null && (value === "svc-preset-actions" || value === "plugin-svc-preset-actions" || value.endsWith("/plugin-svc-preset-actions"))
+  )
 /**
  * NocoBase core page and block containers that the document does not list but real pages use;
  * extend this list (not the document's) when the audit flags a component the client does register.

@@ -22,6 +22,7 @@ import {
   svcMeta,
   unregisteredFieldComponent,
   unregisteredPageComponent,
+  customComponentWithoutPlugin,
   type Verdict,
   wrongInterface
 } from "./ReviewRules.ts"
@@ -40,6 +41,7 @@ export type CheckId =
   | "row-key"
   | "page-number-component"
   | "unregistered-component"
+  | "plugin-missing"
   | "belongs-to"
   | "svc-meta"
   | "invalid-json"
@@ -209,7 +211,7 @@ const reviewField = (field: FieldRow, collection: CollectionRow | undefined, ind
 
 const reviewNode = (node: UiNode, owner: NodeOwner, index: Index): Judged => {
   const edit = new RowEdit(node.schema)
-  const verdicts = applyOutcomes(edit, [pageNumberComponent(node, owner), unregisteredPageComponent(node, owner), rowKey(node, owner, index)])
+  const verdicts = applyOutcomes(edit, [pageNumberComponent(node, owner), unregisteredPageComponent(node, owner), customComponentWithoutPlugin(node, owner, index), rowKey(node, owner, index)])
   return judged(nodeRow(node, owner), verdicts, { column: "schema", text: node.schemaText, edit })
 }
 

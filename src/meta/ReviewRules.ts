@@ -3,6 +3,7 @@
 import { getPath, getString, hasKey, isJsonObject, type Json, type JsonObject, type Path } from "./Json.ts"
 import {
   ASSOCIATION_TYPES,
+  CUSTOM_COMPONENTS,
   fieldComponent,
   fieldMismatches,
   INPUT_NUMBER_PROPS,
@@ -345,6 +346,15 @@ export const unregisteredPageComponent = (node: UiNode, owner: NodeOwner): Outco
   const component = getString(node.schema, ["x-component"])
   if (component === undefined || component === "" || NUMBER_COMPONENTS.has(component) || isRegisteredPageComponent(component)) return NOTHING
   return outcome([verdict("unregistered-component", null, `x-component ${JSON.stringify(component)} is not registered (#130) in a page of ${pageOf(owner)}`, "person")])
+}
+
+/** A page node using SvcPrettyField, SvcPostAction or SvcPatchAction renders #130 when the server lacks plugin-svc-preset-actions. */
+export const customComponentWithoutPlugin = (node: UiNode, owner: NodeOwner, index: Index): Outcome => {
+  const component = getString(node.schema, ["x-component"])
+  if (component === undefined || !CUSTOM_COMPONENTS.has(component) || index.snapshot.customComponentsPlugin !== "absent") return NOTHING
+  return outcome([
+    verdict("plugin-missing", null, `x-component ${JSON.stringify(component)} in a page of ${pageOf(owner)} needs plugin-svc-preset-actions, which is not enabled on the server (#130); install it (nocobase/plugin-svc-preset-actions)`, "person")
+  ])
 }
 
 /** A table block on a collection keyed by something else than `id` must not use rowKey "id". */

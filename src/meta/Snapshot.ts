@@ -3,6 +3,7 @@
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { isJsonObject, type JsonObject, parseJson } from "./Json.ts"
+import { isCustomComponentsPlugin } from "./MetadataRules.ts"
 
 export interface CollectionRow {
   readonly key: string
@@ -44,6 +45,11 @@ export interface Snapshot {
   readonly ancestors: ReadonlyMap<string, ReadonlyArray<string>>
   /** The real columns of every table in the schemas the collections point at, keyed `schema.table`. */
   readonly tables: ReadonlyMap<string, ReadonlySet<string>>
+  /**
+   * Whether plugin-svc-preset-actions (which registers SvcPrettyField, SvcPostAction, SvcPatchAction)
+   * is enabled on the server, from NocoBase's `applicationPlugins` table; `unknown` when the schema has none.
+   */
+  readonly customComponentsPlugin: "enabled" | "absent" | "unknown"
 }
 
 export class MetaTablesMissing extends Schema.TaggedError<MetaTablesMissing>()("MetaTablesMissing", {
@@ -72,6 +78,7 @@ const NodeSql = Schema.Struct({ uid: Schema.String, name: Schema.NullOr(Schema.S
 const PathSql = Schema.Struct({ ancestor: Schema.String, descendant: Schema.String })
 const ColumnSql = Schema.Struct({ table_schema: Schema.String, table_name: Schema.String, column_name: Schema.String })
 const RegSql = Schema.Struct({ name: Schema.String, present: Schema.Boolean })
+const PluginSql = Schema.Struct({ name: Schema.NullOr(Schema.String), package_name: Schema.NullOr(Schema.String), enabled: Schema.NullOr(Schema.Boolean) })
 
 const readObject = (text: string | null): { readonly value: JsonObject; readonly valid: boolean } => {
   if (text === null) return { value: {}, valid: true }
@@ -157,6 +164,20 @@ export const loadSnapshot = Effect.fn("loadSnapshot")(function*(schema: string) 
     if (columns === undefined) tables.set(name, new Set([row.column_name]))
     else columns.add(row.column_name)
   }
-  const snapshot: Snapshot = { schema, collections, fields, nodes, ancestors, tables }
+  const customComponentsPlugin = yield* pluginState(schema)
+  const snapshot: Snapshot = { schema, collections, fields, nodes, ancestors, tables, customComponentsPlugin }
   return snapshot
+})
+
+/** Whether `schema`'s NocoBase has plugin-svc-preset-actions enabled (see `Snapshot.customComponentsPlugin`). */
+export const pluginState = Effect.fn("pluginState")(function*(schema: string) {
+  const sql = yield* SqlClient.SqlClient
+  const [table] = yield* sql`SELECT to_regclass(quote_ident(${schema}) || '."applicationPlugins"') IS NOT NULL AS present`.pipe(
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ present: Schema.Boolean }))))
+  )
+  if (table?.present !== true) return "unknown" as const
+  const rows = yield* sql`SELECT name, "packageName" AS package_name, enabled FROM ${sql(`${schema}.applicationPlugins`)}`.pipe(
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(PluginSql)))
+  )
+  return rows.some((row) => row.enabled === true && isCustomComponentsPlugin(row.name, row.package_name)) ? "enabled" as const : "absent" as const
 })

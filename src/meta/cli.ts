@@ -11,18 +11,20 @@ import { fromEnv } from "../config/Keys.ts"
 import { pgLayer } from "../db/Database.ts"
 import { applyRepairs, auditReport, checklist, collectionExists, latestRun, planRepairs, RepairConflict, UndoFailed, undoRepairs } from "./Doctor.ts"
 import { parseJson, isJsonObject } from "./Json.ts"
+import { pageJson, planCollectionPage, writePage } from "./Page.ts"
 import { prettyNodeFor } from "./PrettyField.ts"
 import { NocoBaseError } from "./NocoBaseApi.ts"
 import { refresh } from "./Refresh.ts"
 import { formatChanges, formatChecklist, formatFindings, formatSkipped, summariseChanges } from "./Report.ts"
-import { isSchemaName, MetaTablesMissing, requireMetadataTables } from "./Snapshot.ts"
+import { isSchemaName, MetaTablesMissing, pluginState, requireMetadataTables } from "./Snapshot.ts"
 
 /** The synopsis printed with a usage problem (the full help is `meta [<subcommand>] --help`). */
 export const USAGE = [
   "usage: meta audit [--collection C] [--json] [--schema S]",
   "       meta repair [--apply | --undo RUN_ID] [--schema S]",
   "       meta refresh --url U [--restart] [--schema S]   (NOCOBASE_ACCOUNT, NOCOBASE_PASSWORD)",
-  "       meta pretty-node COLLECTION FIELD [--schema S]"
+  "       meta pretty-node COLLECTION FIELD [--schema S]",
+  "       meta page --collection C [--apply] [--schema S]"
 ] as const
 
 export type Command =
@@ -31,6 +33,7 @@ export type Command =
   | { readonly _tag: "repair"; readonly schema: string; readonly mode: "dry-run" | "apply"; readonly undo: string | undefined }
   | { readonly _tag: "refresh"; readonly schema: string; readonly url: string | undefined; readonly restart: boolean }
   | { readonly _tag: "pretty-node"; readonly schema: string; readonly collection: string; readonly field: string }
+  | { readonly _tag: "page"; readonly schema: string; readonly collection: string; readonly mode: "dry-run" | "apply" }
 
 type Runnable = Exclude<Command, { readonly _tag: "help" }>
 
@@ -90,9 +93,18 @@ const metaCommand = (handle: (command: Runnable) => Effect.Effect<void>) => {
   }, ({ collection, field, schema }) => handle({ _tag: "pretty-node", schema, collection, field })).pipe(
     Cli.withDescription("Print the SvcPrettyField page node of a field, from its svcMeta (DATABASE_URL).")
   )
+  const page = Cli.make("page", {
+    collection: valueFlag("collection", "C", "the collection to build a list page for"),
+    apply: switchFlag("apply", "write the page into uiSchemas in one transaction (default: a dry run)"),
+    schema: schemaFlag
+  }, ({ apply, collection, schema }) => handle({ _tag: "page", schema, collection, mode: apply ? "apply" : "dry-run" })).pipe(
+    Cli.withDescription(
+      "Build a list page of a collection (TableV2 keyed by filterTargetKey, SvcPrettyField for fields with svcMeta) and print it (dry run) or write it into uiSchemas (DATABASE_URL); then `meta refresh`. Needs plugin-svc-preset-actions on the server."
+    )
+  )
   return Cli.make("meta").pipe(
     Cli.withDescription("The metadata doctor for NocoBase. Exit codes: 0 clean or done, 1 findings, stale or failed, 2 usage or configuration."),
-    Cli.withSubcommands([audit, repair, refreshCommand, prettyNode])
+    Cli.withSubcommands([audit, repair, refreshCommand, prettyNode, page])
   )
 }
 
@@ -230,6 +242,34 @@ const runDatabaseCommand = (command: Exclude<Runnable, { _tag: "refresh" }>) =>
           return 1
         }
         yield* Console.log(JSON.stringify(built.node, null, 2))
+        return 0
+      }
+      case "page": {
+        const plan = yield* planCollectionPage(command.schema, command.collection).pipe(
+          Effect.catchTag("PageProblem", (problem) => Effect.as(lines(problem.problems.map((line) => `meta page: ${line}`)), undefined))
+        )
+        if (plan === undefined) return 1
+        const columns = plan.columns.map((column) => `${column.field} (${column.component})`).join(", ")
+        const plugin = yield* pluginState(command.schema)
+        const warning = plugin === "absent" && plan.columns.some((column) => column.component === "SvcPrettyField")
+          ? ["warning: plugin-svc-preset-actions is not enabled on this NocoBase: SvcPrettyField cells will render #130 until it is"]
+          : []
+        if (command.mode === "dry-run") {
+          yield* lines([
+            `dry run: page ${plan.page["x-uid"]} for ${plan.collection} (rowKey ${plan.key}): ${columns}`,
+            JSON.stringify(pageJson(plan.page), null, 2),
+            ...warning,
+            "nothing was written (use --apply)"
+          ])
+          return 0
+        }
+        const written = yield* writePage(command.schema, plan)
+        yield* lines([
+          `applied: page ${plan.page["x-uid"]} for ${plan.collection} (rowKey ${plan.key}), ${written} uiSchemas rows: ${columns}`,
+          `menu: add a desktop route of type "page" with schemaUid ${plan.page["x-uid"]} and a hidden "tabs" child with schemaUid ${plan.tab.uid}, tabSchemaName ${plan.tab.name}`,
+          ...warning,
+          "then: meta refresh --url U --restart (NocoBase caches page schemas)"
+        ])
         return 0
       }
     }

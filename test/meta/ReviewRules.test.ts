@@ -56,6 +56,7 @@ const index = (
 ): Index =>
   makeIndex({
     schema: "svc",
+    customComponentsPlugin: "unknown",
     collections: parts.collections ?? [],
     fields: parts.fields ?? [],
     nodes: [],

@@ -100,7 +100,11 @@ export const startRealNocoBase = async (databaseUrl: string, log: (line: string)
     NB_DB_NAME: db.pathname.slice(1),
     NB_DB_SCHEMA: "svc",
     NB_PORT: String(port),
-    LOGGER_LEVEL: "warn"
+    LOGGER_LEVEL: "warn",
+    // what NocoBase's CLI sets before it starts an app; the plugin manager's client URLs (pm:listEnabled) need them
+    CDN_BASE_URL: "",
+    APP_PUBLIC_PATH: "/",
+    PLUGIN_STATICS_PATH: "/static/plugins/"
   }
   let recent = ""
   const keep = (chunk: Buffer) => {
