@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { readdirSync, readFileSync } from "node:fs"
 import { extname } from "node:path"
+import { queryOf } from "../http/Query.ts"
 
 /** web/console/ from src/admin/ and dist/chunks/ alike (both two levels under the package root; build.ts keeps it so). */
 export const CONSOLE_DIR = new URL("../../web/console/", import.meta.url)
@@ -49,7 +50,7 @@ export const ConsoleRoute = HttpRouter.addAll(Effect.sync(() => {
   )
   return [
     HttpRouter.route("GET", "/", (request: HttpServerRequest.HttpServerRequest) =>
-      Effect.succeed(HttpServerResponse.html(new URL(request.url, "http://admin.invalid").searchParams.get("lang") === "en" ? page.en : page.ko).pipe(
+      Effect.succeed(HttpServerResponse.html(queryOf(request).get("lang") === "en" ? page.en : page.ko).pipe(
         HttpServerResponse.setHeaders(headers)
       ))),
     ...assets

@@ -14,6 +14,7 @@ import { opt } from "../api/ReconApi.ts"
 import { SmsQueryFields } from "../api/AdminApi.ts"
 import { authenticate, refreshSession } from "./AdminAuth.ts"
 import { CONSOLE_DIR } from "./Console.ts"
+import { queryOf } from "../http/Query.ts"
 import { SessionTokens } from "./SessionTokens.ts"
 import { ConsoleSmsRow } from "../api/ConsoleRecords.ts"
 
@@ -63,8 +64,7 @@ export const SmsExportRoute = Layer.unwrap(Effect.gen(function*() {
     Effect.gen(function*() {
       const session = yield* authenticate(bearer(request))
       yield* refreshSession(session)
-      const url = new URL(request.url, "http://admin.invalid")
-      const { lang, ...filter } = yield* decodeQuery(Object.fromEntries(url.searchParams)).pipe(
+      const { lang, ...filter } = yield* decodeQuery(Object.fromEntries(queryOf(request))).pipe(
         Effect.mapError((error) => fail(400, `the query does not match the filters: ${error.message}`))
       )
       const nowMs = DateTime.toEpochMillis(yield* DateTime.now)
