@@ -20,6 +20,7 @@ import pipeline from "./0017_pipeline.ts"
 import plannerGuards from "./0018_planner_guards.ts"
 import balancePending from "./0019_balance_pending.ts"
 import matchPass from "./0020_match_pass.ts"
+import templateVersionChanges from "./0023_template_version_changes.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -40,5 +41,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 17, name: "pipeline", statements: pipeline },
   { id: 18, name: "planner_guards", statements: plannerGuards },
   { id: 19, name: "balance_pending", statements: balancePending },
-  { id: 20, name: "match_pass", statements: matchPass }
+  { id: 20, name: "match_pass", statements: matchPass },
+  { id: 23, name: "template_version_changes", statements: templateVersionChanges }
 ]
