@@ -5,6 +5,12 @@
 // templates for nothing. Still once per statement, now with the statement's transition table: the
 // bump happens when it holds a row. PostgreSQL allows a transition table on a trigger of one event
 // only, so one trigger per event; TRUNCATE has none and always bumps (it is never refused).
+//
+// Also: a deposit's review flag (task_status 6, set by order_match_loop on a pending deposit an SMS
+// could not decide between) ends when the deposit stops being pending, whoever moves it: sms/resolve
+// cleared it, but an approval by order_match_loop through wallet_service, `deposit agree` by hand or
+// the expiry left it set, and the console counted a settled deposit as waiting for review. One
+// trigger, so every path agrees; the flags left set so far are cleared once here.
 export default [
   `DROP TRIGGER shooter_template_version ON recon.shooter_template_recharge`,
   `CREATE OR REPLACE FUNCTION recon.bump_template_version() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -24,4 +30,14 @@ export default [
     REFERENCING OLD TABLE AS changed_templates FOR EACH STATEMENT EXECUTE FUNCTION recon.bump_template_version()`,
   `CREATE TRIGGER shooter_template_version_truncate AFTER TRUNCATE ON recon.shooter_template_recharge
     FOR EACH STATEMENT EXECUTE FUNCTION recon.bump_template_version()`
+,
+  `CREATE FUNCTION recon.deposit_review_ends() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  BEGIN
+    NEW.task_status := NULL;
+    RETURN NEW;
+  END
+  $fn$`,
+  `CREATE TRIGGER deposit_review_ends BEFORE UPDATE OF status ON recon.deposit
+    FOR EACH ROW WHEN (NEW.status <> 'pending' AND NEW.task_status = 6) EXECUTE FUNCTION recon.deposit_review_ends()`,
+  `UPDATE recon.deposit SET task_status = NULL WHERE task_status = 6 AND status <> 'pending'`
 ]
