@@ -32,6 +32,11 @@ const gapDetail = (g: OpenBalanceGap, listed: number) => {
     (g.total > listed ? ` (${g.total} gaps are open; the oldest ${listed} are listed)` : "")
 }
 
+const gapFacts = (g: OpenBalanceGap, listed: number) => {
+  const out = g.unexplained.startsWith("-")
+  return { direction: out ? "out" : "in", amount: out ? g.unexplained.slice(1) : g.unexplained, after_sms_id: g.after_sms_id, before_sms_id: g.before_sms_id, total: g.total, listed }
+}
+
 /** The sources, one per kind. */
 const sources = (store: AlertStore["Service"], waitAlertS: number, gapGraceS: number): ReadonlyArray<AlertSource> => [
   {
@@ -43,7 +48,8 @@ const sources = (store: AlertStore["Service"], waitAlertS: number, gapGraceS: nu
           subject: p.device_id,
           since: p.since,
           detail: `${p.name === null ? p.device_id : `${p.name} (${p.device_id})`}: no SMS for more than ${minutes(p.silence_alert_s)}` +
-            (p.last_sms_at === null ? " since it was registered" : `; the last one arrived at ${p.last_sms_at}`)
+            (p.last_sms_at === null ? " since it was registered" : `; the last one arrived at ${p.last_sms_at}`),
+          facts: { device_id: p.device_id, name: p.name, silence_s: p.silence_alert_s, last_sms_at: p.last_sms_at }
         })))
   },
   {
@@ -55,7 +61,8 @@ const sources = (store: AlertStore["Service"], waitAlertS: number, gapGraceS: nu
           subject: `sms:${s.id}`,
           since: s.since,
           detail: `SMS #${s.id} (${s.status}${s.amount === null ? "" : `, ${s.amount} won`}${s.payer_name === null ? "" : ` from ${s.payer_name}`}) ` +
-            `has waited for a person more than ${minutes(waitAlertS)}` + (s.total > waiting.length ? ` (${s.total} SMS wait that long; the oldest ${waiting.length} are listed)` : "")
+            `has waited for a person more than ${minutes(waitAlertS)}` + (s.total > waiting.length ? ` (${s.total} SMS wait that long; the oldest ${waiting.length} are listed)` : ""),
+          facts: { sms_id: s.id, status: s.status, amount: s.amount, payer_name: s.payer_name, wait_s: waitAlertS, total: s.total, listed: waiting.length }
         })))
   },
   {
@@ -64,7 +71,7 @@ const sources = (store: AlertStore["Service"], waitAlertS: number, gapGraceS: nu
     kind: "balance_gap",
     open: (now) =>
       Effect.map(store.balanceGaps(now, gapGraceS), (gaps) =>
-        gaps.map((g): Alert => ({ kind: "balance_gap", subject: accountName(g), since: g.since, detail: gapDetail(g, gaps.length) })))
+        gaps.map((g): Alert => ({ kind: "balance_gap", subject: accountName(g), since: g.since, detail: gapDetail(g, gaps.length), facts: gapFacts(g, gaps.length) })))
   }
 ]
 

@@ -6,9 +6,29 @@ import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { readdirSync, readFileSync } from "node:fs"
 import { extname } from "node:path"
+import { fileURLToPath } from "node:url"
+import { CommandFailed } from "../commands/CommandFailed.ts"
+import { queryOf } from "../http/Query.ts"
 
 /** web/console/ from src/admin/ and dist/chunks/ alike (both two levels under the package root; build.ts keeps it so). */
 export const CONSOLE_DIR = new URL("../../web/console/", import.meta.url)
+
+/**
+ * A file of web/console/ (`""`: the directory's list of names), read at start-up: missing, admin
+ * stops with one line naming it and exit 2 (a broken install, as a bad setting is).
+ */
+export const readConsole = <A>(name: string, read: (url: URL) => A): Effect.Effect<A, CommandFailed> =>
+  Effect.try({
+    try: () => read(new URL(name, CONSOLE_DIR)),
+    catch: (cause) =>
+      new CommandFailed({
+        message: `the operator console's ${name === "" ? "directory" : "file"} ${fileURLToPath(new URL(name, CONSOLE_DIR))} cannot be read ` +
+          `(${(cause as NodeJS.ErrnoException).code ?? String(cause)}): web/console/ ships with recon, next to dist/`,
+        exitCode: 2
+      })
+  })
+
+const readText = (name: string) => readConsole(name, (url) => readFileSync(url, "utf8"))
 
 const contentTypes: Record<string, string> = {
   ".js": "text/javascript; charset=utf-8",
@@ -39,17 +59,17 @@ const pages = (template: string) => ({
   en: template.replace(/<html lang="ko">/, '<html lang="en">').replace("<title>recon 운영 콘솔</title>", "<title>recon operator console</title>")
 })
 
-export const ConsoleRoute = HttpRouter.addAll(Effect.sync(() => {
-  const page = pages(readFileSync(new URL("index.html", CONSOLE_DIR), "utf8"))
-  const assets = readdirSync(CONSOLE_DIR).filter((name) => contentTypes[extname(name)] !== undefined).map((name) =>
-    HttpRouter.route("GET", `/console/${name}`, HttpServerResponse.text(readFileSync(new URL(name, CONSOLE_DIR), "utf8"), {
-      contentType: contentTypes[extname(name)]!,
-      headers
-    }))
-  )
+export const ConsoleRoute = HttpRouter.addAll(Effect.gen(function*() {
+  const page = pages(yield* readText("index.html"))
+  const names = (yield* readConsole("", (url) => readdirSync(url))).filter((name) => contentTypes[extname(name)] !== undefined)
+  const assets: Array<HttpRouter.Route<never>> = []
+  for (const name of names) {
+    const text = yield* readText(name)
+    assets.push(HttpRouter.route("GET", `/console/${name}`, HttpServerResponse.text(text, { contentType: contentTypes[extname(name)]!, headers })))
+  }
   return [
     HttpRouter.route("GET", "/", (request: HttpServerRequest.HttpServerRequest) =>
-      Effect.succeed(HttpServerResponse.html(new URL(request.url, "http://admin.invalid").searchParams.get("lang") === "en" ? page.en : page.ko).pipe(
+      Effect.succeed(HttpServerResponse.html(queryOf(request).get("lang") === "en" ? page.en : page.ko).pipe(
         HttpServerResponse.setHeaders(headers)
       ))),
     ...assets

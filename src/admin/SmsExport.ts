@@ -13,7 +13,8 @@ import { answered } from "./Failures.ts"
 import { opt } from "../api/ReconApi.ts"
 import { SmsQueryFields } from "../api/AdminApi.ts"
 import { authenticate, refreshSession } from "./AdminAuth.ts"
-import { CONSOLE_DIR } from "./Console.ts"
+import { readConsole } from "./Console.ts"
+import { queryOf } from "../http/Query.ts"
 import { SessionTokens } from "./SessionTokens.ts"
 import { ConsoleSmsRow } from "../api/ConsoleRecords.ts"
 
@@ -23,7 +24,7 @@ const Query = Schema.Struct({ ...SmsQueryFields, lang: opt(Schema.Literals(["ko"
 const decodeQuery = Schema.decodeUnknownEffect(Query, { onExcessProperty: "error", errors: "all" })
 
 /** The status words of the console (web/console/words.json), for the `status_label` column. */
-const words = JSON.parse(readFileSync(new URL("words.json", CONSOLE_DIR), "utf8")) as Record<"ko" | "en", Record<string, string>>
+type Words = Record<"ko" | "en", Record<string, string>>
 
 const COLUMNS = ["id", "received_at", "status", "status_label", "bank", "sender", "device_id", "payer_name", "amount", "deposit_id", "waiting_s", "reason", "body"] as const
 
@@ -36,7 +37,7 @@ export const csvCell = (value: string | number | null): string => {
 
 const line = (cells: ReadonlyArray<string | number | null>) => `${cells.map(csvCell).join(",")}\r\n`
 
-const row = (sms: ConsoleSmsRow, lang: "ko" | "en", nowMs: number) =>
+const row = (words: Words, sms: ConsoleSmsRow, lang: "ko" | "en", nowMs: number) =>
   line([
     sms.id,
     seoulIso(new Date(sms.received_at)),
@@ -59,12 +60,12 @@ export const SmsExportRoute = Layer.unwrap(Effect.gen(function*() {
   const search = yield* SmsSearchStore
   const tokens = yield* SessionTokens
   const encoder = new TextEncoder()
+  const words = yield* readConsole("words.json", (url) => JSON.parse(readFileSync(url, "utf8")) as Words)
   return HttpRouter.add("GET", EXPORT_PATH, (request) =>
     Effect.gen(function*() {
       const session = yield* authenticate(bearer(request))
       yield* refreshSession(session)
-      const url = new URL(request.url, "http://admin.invalid")
-      const { lang, ...filter } = yield* decodeQuery(Object.fromEntries(url.searchParams)).pipe(
+      const { lang, ...filter } = yield* decodeQuery(Object.fromEntries(queryOf(request))).pipe(
         Effect.mapError((error) => fail(400, `the query does not match the filters: ${error.message}`))
       )
       const nowMs = DateTime.toEpochMillis(yield* DateTime.now)
@@ -72,7 +73,7 @@ export const SmsExportRoute = Layer.unwrap(Effect.gen(function*() {
       yield* Effect.logInfo("SMS exported").pipe(Effect.annotateLogs({ operator: session.account, filter: JSON.stringify(filter) }))
       const body = Stream.concat(
         Stream.make(`\uFEFF${line(COLUMNS)}`),
-        search.export(filter).pipe(Stream.map((sms) => row(sms, lang ?? "ko", nowMs)))
+        search.export(filter).pipe(Stream.map((sms) => row(words, sms, lang ?? "ko", nowMs)))
       ).pipe(Stream.map((text) => encoder.encode(text)))
       return HttpServerResponse.stream(body, {
         contentType: "text/csv; charset=utf-8",

@@ -8,6 +8,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Socket } from "effect/socket"
 import type { Socket as NetSocket } from "node:net"
 import { envelopeResponse, messages } from "../api/Envelope.ts"
+import { queryOf } from "../http/Query.ts"
 import { ActivityFeed } from "./ActivityFeed.ts"
 import type { Connection } from "./ClientHub.ts"
 import { authenticate } from "./AdminAuth.ts"
@@ -55,8 +56,6 @@ export const handshakeProblem = (request: HttpServerRequest.HttpServerRequest) =
   }
   return undefined
 }
-
-const queryOf = (request: HttpServerRequest.HttpServerRequest) => new URL(request.url, "http://admin.invalid").searchParams
 
 const presentedToken = (request: HttpServerRequest.HttpServerRequest): string => {
   const query = queryOf(request).get("token")

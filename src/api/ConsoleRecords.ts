@@ -100,7 +100,10 @@ export const Alert = Schema.Struct({
   kind: AlertKind,
   subject: Schema.String,
   since: Schema.String,
-  detail: Schema.String
+  /** The alert as one English sentence (logs, the chat). */
+  detail: Schema.String,
+  /** What the sentence says, as values the console words in its language (amounts as decimal text, durations in seconds). */
+  facts: Schema.Record(Schema.String, Schema.NullOr(Schema.Union([Schema.String, Schema.Number])))
 })
 export type Alert = typeof Alert.Type
 

@@ -98,7 +98,8 @@ export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = pro
       const line = Option.isSome(failure) ? userMessage(failure.value) : undefined
       process.stderr.write(line !== undefined ? `error: ${line}\n` : `${Cause.pretty(exit.cause)}\n`)
       // Whatever failed, a server this process started does not outlive it.
-      void stopOwnedClusters().finally(() => onExit(1))
+      const code = Option.isSome(failure) && failure.value instanceof CommandFailed ? failure.value.exitCode ?? 1 : 1
+      void stopOwnedClusters().finally(() => onExit(code))
     }
   })
 }

@@ -20,7 +20,7 @@ import { CHANGES_CHANNEL } from "../db/Sms.ts"
 import { WebhookStore } from "../db/WebhookStore.ts"
 import { normalizePhone } from "../domain/Phone.ts"
 import { signSmsGateway } from "../domain/PushSignatures.ts"
-import { smsForwarderFormBody } from "../domain/SmsForwarder.ts"
+import { forwarderClock, smsForwarderFormBody } from "../domain/SmsForwarder.ts"
 import { formatForwarderContent } from "../domain/SmsText.ts"
 import { EVENT_TYPES } from "../domain/Webhooks.ts"
 import {
@@ -191,13 +191,14 @@ const phones = (pushPort: number, secrets: Record<string, string>) => {
       const answer = await response.json().catch(() => null) as { data?: { sms_id?: number; duplicate?: boolean } } | null
       return { http: response.status, smsId: answer?.data?.sms_id, duplicate: answer?.data?.duplicate ?? false }
     })
+  const stamp = forwarderClock()
   return {
     /** SmsForwarder's default webhook: a form with the wrapped content, signed with the phone's secret. */
     forwarder: (sender: string, text: string, at: Date) =>
       post(PHONE, smsForwarderFormBody({
         from: sender,
         content: formatForwarderContent({ from: sender, text, simInfo: "SIM1_KT", subId: 1, receiveTime: seoulDateTime(at), deviceName: "Galaxy A54" }),
-        timestamp: at.getTime(),
+        timestamp: stamp(at.getTime()),
         secret: secrets[PHONE]
       }), { "content-type": "application/x-www-form-urlencoded" }),
     /** SMS Gateway for Android's `sms:received` webhook (received at `at`), signed now over the raw body and X-Timestamp. */

@@ -82,6 +82,19 @@ export const decodeSmsForwarderFields = (
 }
 
 /**
+ * The timestamps of one phone's SmsForwarder pushes (the demo's phone, the tests'): each strictly
+ * after the last one given, `at` or later. Its signature covers only the timestamp, so the worker
+ * takes a second message under a timestamp already seen for a replay (PUSH_PROTOCOL): two messages
+ * of one phone in the same millisecond leave with different ones, as the app's own do (it sends
+ * one at a time, each stamped with its own now). A resend of one message keeps the timestamp it
+ * was first sent with (its body is sent again as it was).
+ */
+export const forwarderClock = (): ((at: number) => number) => {
+  let last = Number.NEGATIVE_INFINITY
+  return (at) => (last = Math.max(at, last + 1))
+}
+
+/**
  * A form body as SmsForwarder's default webhook sends it (`from`, `content`, `timestamp`, and
  * `sign` when a secret is set, URL-encoded by the app and then again by the form encoder), for
  * tests and the benchmark.

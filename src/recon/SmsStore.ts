@@ -9,7 +9,6 @@ import type { PageOf, Paging } from "../db/Pages.ts"
 import { smsColumns } from "../db/Sms.ts"
 import { DecisionRow, SmsDetailRow, SmsRow } from "../domain/Records.ts"
 import type { DecisionAction, SmsStatus } from "../domain/Records.ts"
-import { compactForComparison } from "../domain/SmsText.ts"
 import { makeTables } from "./ReconTables.ts"
 import { containing } from "../domain/PgValues.ts"
 
@@ -118,19 +117,6 @@ export interface SmsStoreShape {
   readonly topInfo: () => Effect.Effect<TopInfo, SqlError.SqlError>
 }
 
-/** Deposit ids a match detail names as candidates (plain ids, or objects with `deposit_id`/`id`). */
-const candidateIds = (match: unknown): ReadonlySet<number> => {
-  const list = typeof match === "object" && match !== null ? (match as { candidates?: unknown }).candidates : undefined
-  const ids = new Set<number>()
-  if (!Array.isArray(list)) return ids
-  for (const item of list) {
-    const id = typeof item === "object" && item !== null ? (item as { deposit_id?: unknown; id?: unknown }).deposit_id ?? (item as { id?: unknown }).id : item
-    const n = Number(id)
-    if (Number.isSafeInteger(n)) ids.add(n)
-  }
-  return ids
-}
-
 const make = Effect.gen(function*() {
   const { sql, listPage, one, notify } = yield* makeTables
 
@@ -142,26 +128,33 @@ const make = Effect.gen(function*() {
 
   /**
    * The deposits a manual_review SMS put on review (task_status 6): pending ones of its amount
-   * whose owner is its payer (the matching rule) or that its match detail names, and the deposit
-   * chosen for it. Each is cleared unless another manual_review SMS still holds it the same way;
-   * the chosen one always (it is being approved).
+   * whose owner is its payer (the matching rule: the same recon.name_key, compared in SQL as the
+   * match compared it) or that its match detail names, and the deposit chosen for it. Each is
+   * cleared unless another manual_review SMS still holds it the same way; the chosen one always
+   * (it is being approved).
    */
-  const clearReviewFlags = (smsId: number, sms: { status: SmsStatus; amount: string | null; payer_name: string | null; match: unknown }, chosen: number | null) =>
+  const clearReviewFlags = (smsId: number, sms: { status: SmsStatus; amount: string | null }, chosen: number | null) =>
     Effect.gen(function*() {
-      const payer = sms.payer_name === null ? undefined : compactForComparison(sms.payer_name)
-      const named = candidateIds(sms.match)
-      const flagged = sms.status !== "manual_review" || sms.amount === null ? [] : yield* sql<{ id: bigint; from_bank_owner: string }>`
-        SELECT id, from_bank_owner FROM recon.deposit WHERE task_status = 6 AND amount = ${sms.amount} FOR UPDATE`
-      const held = flagged.filter((d) => compactForComparison(d.from_bank_owner) === payer || named.has(Number(d.id)))
-      const others = held.length === 0 ? [] : yield* sql<{ payer_name: string | null; match: unknown }>`
-        SELECT payer_name, match_detail AS match FROM recon.shooter_sms
-        WHERE status = 'manual_review' AND amount = ${sms.amount} AND id <> ${smsId}`
-      const stillHeld = (d: { id: bigint; from_bank_owner: string }) =>
-        others.some((o) => (o.payer_name !== null && compactForComparison(o.payer_name) === compactForComparison(d.from_bank_owner))
-          || candidateIds(o.match).has(Number(d.id)))
-      const clear = [...held.filter((d) => Number(d.id) !== chosen && !stillHeld(d)).map((d) => Number(d.id)), ...(chosen === null ? [] : [chosen])]
-      if (clear.length > 0) yield* sql`UPDATE recon.deposit SET task_status = NULL WHERE task_status = 6 AND ${sql.in("id", clear)}`
+      if (sms.status === "manual_review" && sms.amount !== null) {
+        yield* sql`UPDATE recon.deposit AS d SET task_status = NULL
+          FROM recon.shooter_sms AS s
+          WHERE s.id = ${smsId} AND d.task_status = 6 AND d.amount = ${sms.amount}
+            AND ${holds("s")}
+            AND NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS o
+              WHERE o.status = 'manual_review' AND o.amount = ${sms.amount} AND o.id <> ${smsId} AND ${holds("o")})`
+      }
+      if (chosen !== null) yield* sql`UPDATE recon.deposit SET task_status = NULL WHERE task_status = 6 AND id = ${chosen}`
     })
+
+  /**
+   * Whether the SMS aliased `alias` holds deposit `d` on review: the same name key, or its match
+   * detail names it as a candidate (a plain id, or an object with `deposit_id`/`id`).
+   */
+  const holds = (alias: "s" | "o") =>
+    sql`(d.owner_key = ${sql.literal(alias)}.payer_key OR EXISTS (
+      SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${sql.literal(alias)}.match_detail -> 'candidates') = 'array'
+        THEN ${sql.literal(alias)}.match_detail -> 'candidates' ELSE '[]'::jsonb END) AS c
+      WHERE (CASE WHEN jsonb_typeof(c) = 'object' THEN coalesce(c -> 'deposit_id', c -> 'id') ELSE c END) #>> '{}' = d.id::text))`
 
   /** Under the row's lock: `refuse` the change from the SMS's status, or `set` it and `record` the decision. */
   const changeSmsStatus = <E>(

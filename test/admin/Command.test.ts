@@ -3,10 +3,14 @@
 // reaches the log, and SIGTERM stops it at once (exit 0) even with a websocket open.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { spawn, spawnSync } from "node:child_process"
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { onTestFinished } from "vitest"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase, createTestDatabase } from "../support/database.ts"
 import { ADMIN_TOKEN, RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
-import { runCommandToEnd, spawnCommand, waitForUrl } from "../support/process.ts"
+import { commandEnv, runCommandToEnd, spawnCommand, waitForUrl } from "../support/process.ts"
 import { login, openSocket, request, sql, sync } from "./support.ts"
 
 const PASSWORD = "s3cret-enough-for-tests"
@@ -102,6 +106,8 @@ describe("admin as a process", () => {
       LOG_FORMAT: "json",
       LOG_LEVEL: "debug"
     })
+    // Whatever fails below, the process does not outlive the test.
+    onTestFinished(() => void child.kill("SIGKILL"))
     const base = `http://127.0.0.1:${port}`
     assert.isTrue(await waitForUrl(`${base}/`), output())
 
@@ -120,6 +126,30 @@ describe("admin as a process", () => {
     assert.isBelow(performance.now() - stopping, 5_000, "an open websocket held the stop")
     for (const secret of [PASSWORD, token, bearerOf(topInfo.headers), ADMIN_TOKEN, RECON_TOKEN]) assert.notInclude(output(), secret)
   })
+})
+
+describe("admin without its console files", () => {
+  it("stops with one line naming the missing file, exit 2", async () => {
+    const migrated = await createMigratedDatabase("admin_cmd_noconsole")
+    // A copy of the package without web/console/ (src/admin/Console.ts finds it two levels up).
+    const root = mkdtempSync(join(tmpdir(), "recon-noconsole-"))
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }))
+    cpSync("src", join(root, "src"), { recursive: true })
+    cpSync("package.json", join(root, "package.json"))
+    symlinkSync(resolve("node_modules"), join(root, "node_modules"))
+    const port = await freePort()
+    const child = spawn(process.execPath, [join(root, "src/main.ts"), "admin"], {
+      env: commandEnv({ DATABASE_URL: migrated, SVC_ADMIN_PORT: String(port), RECON_SERVICE_URL: "http://127.0.0.1:9", SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN, SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN, LOG_LEVEL: "warn" }),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    onTestFinished(() => void child.kill("SIGKILL"))
+    let stderr = ""
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    const status = await new Promise<number | null>((done) => child.on("exit", done))
+    assert.strictEqual(status, 2, stderr)
+    assert.strictEqual(stderr.trim().split("\n").length, 1, stderr)
+    assert.match(stderr.trim(), /^error: the operator console's file \S+\/web\/console\/\S+ cannot be read \(ENOENT\): web\/console\/ ships with recon/)
+  }, 60_000)
 })
 
 const bearerOf = (headers: Headers) => (headers.get("authorization") ?? "").replace(/^Bearer /, "") || "<none>"

@@ -441,7 +441,8 @@ describe("the console in Chromium", () => {
     await alert.waitFor({ state: "attached", timeout: 20_000 })
     assert.match(await textOf(page, "alerts-summary") ?? "", /^알림 \d+건: .*휴대폰 무응답 1/)
     await page.getByTestId("alerts-toggle").click()
-    assert.include(await alert.textContent(), "창구 휴대폰 (desk-phone): no SMS for more than 5 s since it was registered")
+    // The page's language, the durations and amounts as the page words them (issue 37).
+    assert.include(await alert.textContent(), "창구 휴대폰 (desk-phone): 5초 넘게 SMS 없음 (등록 후 한 번도 없음)")
     await page.getByTestId("nav-queue").click()
     await shot(page, "console-alerts.png")
     assert.deepStrictEqual(problems, [])
@@ -471,7 +472,7 @@ describe("the console in Chromium", () => {
     await shows(page, "alerts-summary", /^알림 \d+건: .*잔액 불일치 1/)
     await page.getByTestId("alerts-toggle").click()
     const alert = page.getByTestId("alert-balance_gap-NH농협 352-****-4273-63")
-    assert.include(await alert.textContent(), `30000 won came in that no SMS between #${first.smsId} and #${next.smsId} tells of`)
+    assert.include(await alert.textContent(), `SMS #${first.smsId}와 #${next.smsId} 사이에 알려지지 않은 30,000원 입금: 빠진 SMS가 있음`)
     await alert.getByRole("button").click()
     await page.getByTestId("view-accounts").waitFor({ state: "visible" })
     assert.isTrue(await page.getByTestId("accounts-gaps").isChecked())

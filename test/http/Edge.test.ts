@@ -179,3 +179,14 @@ describe("the push route, encoded bodies", () => {
     assert.strictEqual((await smsRows(db, ["edge-fwd"])).length, before)
   })
 })
+
+describe.each(services)("$name: odd request targets", ({ server }) => {
+  it("answers //, / /, //x and ///? with a 4xx envelope, never a 5xx", async () => {
+    const host = new URL(server().url).host
+    for (const target of ["//", "///", "//x", "//x/y?lang=en", "/%20/", "/ /", "//?token=a", "/%2F%2F", "//:0", "//[::1"]) {
+      const answer = await exchange(server().url, `GET ${target.replace(" ", "%20")} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+      assert.isTrue(answer.status >= 200 && answer.status < 500, `${target}: ${answer.raw}`)
+      if (answer.status >= 400) assert.strictEqual(JSON.parse(answer.body).status, answer.status, answer.raw)
+    }
+  })
+})

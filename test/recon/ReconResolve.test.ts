@@ -86,6 +86,15 @@ describe("resolve: approve", () => {
     assertError(await call("/shooter/sms/resolve", { id, action: "reject", operator: "grace" }), 409, "conflict", /approving/)
   })
 
+  it("clears the flag of a deposit whose owner has the SMS payer's name key (as the match compared them), not only JS's white space", async () => {
+    // U+180E (Mongolian vowel separator) is white space to recon.name_key, not to JS's \s.
+    const flagged = await deposit(await player("한지민"), "한지민", "64000", { task_status: 6 })
+    const chosen = await deposit(await player("한지민"), "한지민", "64000", { task_status: 6 })
+    const id = await sms("manual_review", "한\u180e지민", "64000")
+    assert.strictEqual((await call("/shooter/sms/resolve", { id, action: "approve", deposit_id: chosen, operator: "grace" })).http, 200)
+    assert.deepStrictEqual(await flags([flagged, chosen]), [null, null])
+  })
+
   it("keeps a flag that another open review still holds, and clears it when that review ends", async () => {
     const [a, b] = await collision("이서준", "70000")
     const first = await sms("manual_review", "이서준", "70000")

@@ -31,7 +31,7 @@ let spawned = 0
  * never binds a fixed port or writes the heartbeat of a running `npm start` (8016–8019,
  * /tmp/recon-worker.heartbeat), not even by leaving a key out.
  */
-const commandEnv = (env: Record<string, string>): Record<string, string> => ({
+export const commandEnv = (env: Record<string, string>): Record<string, string> => ({
   PATH: process.env.PATH ?? "",
   SVC_RECON_PORT: "0",
   SVC_PUSH_PORT: "0",

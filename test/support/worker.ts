@@ -7,7 +7,7 @@ import { IngestBatchers } from "../../src/worker/IngestBatchers.ts"
 import { IngestStore } from "../../src/worker/IngestStore.ts"
 import { formatForwarderContent } from "../../src/domain/SmsText.ts"
 import { signSmsGateway } from "../../src/domain/PushSignatures.ts"
-import { smsForwarderFormBody } from "../../src/domain/SmsForwarder.ts"
+import { forwarderClock, smsForwarderFormBody } from "../../src/domain/SmsForwarder.ts"
 import { Components } from "../../src/actors/Components.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import { nodeServer } from "../../src/http/NodeServer.ts"
@@ -55,9 +55,12 @@ export interface ForwarderSms {
   readonly deviceName?: string
 }
 
+/** The tests' phones' clock: two pushes in one millisecond without a timestamp of their own get distinct ones. */
+const stamp = forwarderClock()
+
 /** SmsForwarder's default webhook: the SMS wrapped in the app's default content template. */
 export const pushForwarder = (base: string, deviceId: string, input: ForwarderSms): Promise<Answer> => {
-  const timestamp = input.timestamp ?? Date.now()
+  const timestamp = input.timestamp ?? stamp(Date.now())
   const content = formatForwarderContent({
     from: input.from,
     text: input.sms,

@@ -41,6 +41,15 @@ describe("POST /internal/wallet/deposit/agree", () => {
     assert.deepStrictEqual((await balance(wallet.url, playerId)).body, { status: 200, msg: "success", data: { player_id: playerId, balance: "50000" } })
   })
 
+  it("an approval outside sms/resolve ends the deposit's review flag (task_status 6)", async () => {
+    const { depositId } = await createDeposit(db, "Review Flagged", "7000")
+    const flag = () => query(db, (sql) => sql<{ task_status: number | null }>`SELECT task_status FROM recon.deposit WHERE id = ${depositId}`)
+    await query(db, (sql) => sql`UPDATE recon.deposit SET task_status = 6 WHERE id = ${depositId}`)
+    const answer = await agree(wallet.url, { deposit_id: depositId, sms_id: 9701 })
+    assert.deepStrictEqual([answer.http, answer.body], [200, approved(depositId, false)])
+    assert.deepStrictEqual(await flag(), [{ task_status: null }])
+  })
+
   it("credits the same player's balance across deposits, and approves without an SMS", async () => {
     const a = await createDeposit(db, "Lee Jiwon", "12.50")
     const b = await createDeposit(db, "Lee Jiwon", "1000")

@@ -48,6 +48,13 @@ const whitelist = (db: string, phones: ReadonlyArray<string>) =>
     for (const phone of new Set(phones)) yield* sql`INSERT INTO recon.shooter_phone (phone) VALUES (${phone}) ON CONFLICT DO NOTHING`
   }))
 
+const templateVersion = (db: string) =>
+  runSql(db, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ version: number }>`SELECT version::int AS version FROM recon.template_version`
+    return row!.version
+  }))
+
 /** A worker running only parse_loop, and the push endpoint kicking it in the same process. */
 const workerWithPush = (db: string) =>
   Effect.gen(function*() {
@@ -132,6 +139,7 @@ describe("parse_loop in the worker", () => {
       assert.strictEqual(shown.body.data.parse.kind, "deposit")
       assert.match(shown.body.data.parse.reason, /no template reads/)
 
+      const versionBefore = yield* Effect.promise(() => templateVersion(db))
       const added = yield* Effect.promise(() =>
         call("/shooter/template/recharge/add", {
           bank: "한빛상호",
@@ -141,6 +149,19 @@ describe("parse_loop in the worker", () => {
         })
       )
       assert.strictEqual(added.http, 200, JSON.stringify(added.body))
+      const bumped = yield* Effect.promise(() => templateVersion(db))
+      // Refused requests change nothing, the version either (issue 37): no worker reloads for them.
+      const again = yield* Effect.promise(() => call("/shooter/template/recharge/add", {
+        bank: "한빛상호",
+        sample: text,
+        sender: "01055556666",
+        rule: "\\] (?P<name>\\S+) 입금 (?P<amount>[\\d,]+)원"
+      }))
+      assert.strictEqual(again.http, 409, JSON.stringify(again.body))
+      const missing = yield* Effect.promise(() => call("/shooter/template/recharge/delete", { id: 999_999 }))
+      assert.strictEqual(missing.http, 404, JSON.stringify(missing.body))
+      assert.strictEqual(yield* Effect.promise(() => templateVersion(db)), bumped)
+      assert.isAbove(bumped, versionBefore)
       // A new SMS in that format (11 minutes later, not a duplicate) is read with the new template.
       yield* Effect.promise(() =>
         pushForwarder(push, "phone-1", { from: "01055556666", sms: text.replace("김하나", "박두리"), timestamp: Date.now() + 11 * 60_000 })

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import type { Running } from "../support/recon.ts"
+import { forwarderClock } from "../../src/domain/SmsForwarder.ts"
 import { pushForwarder, register, smsRows, startPushServer } from "../support/worker.ts"
 
 const SECRET = "replay-secret"
@@ -37,6 +38,16 @@ describe("SmsForwarder replays", () => {
   afterAll(async () => {
     await first?.close()
     await second?.close()
+  })
+
+  it("two messages of one phone in the same millisecond leave with distinct timestamps: both stored, neither a replay", async () => {
+    const stamp = forwarderClock()
+    const at = Date.now() - 5_000
+    const answers = []
+    for (const amount of ["11,111", "22,222"]) {
+      answers.push(await pushForwarder(first.url, "fwd-signed", { from: "15778000", sms: sms(amount), secret: SECRET, timestamp: stamp(at) }))
+    }
+    assert.deepStrictEqual(answers.map((a) => [a.http, a.body.data?.duplicate]), [[200, false], [200, false]], JSON.stringify(answers.map((a) => a.body)))
   })
 
   it("refuses a captured signature with another sender and text (401) on every worker, and stores nothing", async () => {

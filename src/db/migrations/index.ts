@@ -22,6 +22,7 @@ import balancePending from "./0019_balance_pending.ts"
 import matchPass from "./0020_match_pass.ts"
 import statusCountSlots from "./0021_status_count_slots.ts"
 import balanceChain from "./0022_balance_chain.ts"
+import templateVersionChanges from "./0023_template_version_changes.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -44,5 +45,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 19, name: "balance_pending", statements: balancePending },
   { id: 20, name: "match_pass", statements: matchPass },
   { id: 21, name: "status_count_slots", statements: statusCountSlots },
-  { id: 22, name: "balance_chain", statements: balanceChain }
+  { id: 22, name: "balance_chain", statements: balanceChain },
+  { id: 23, name: "template_version_changes", statements: templateVersionChanges }
 ]
