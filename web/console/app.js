@@ -6,7 +6,7 @@ import { loadAccounts, setupAccounts, showGaps } from "./accounts.js"
 import { accountOf, api, detailOf, session, setToken } from "./api.js"
 import { loadAudit, setupAudit } from "./audit.js"
 import { loadDevices, setupDevices } from "./devices.js"
-import { byId, el, time } from "./format.js"
+import { byId, duration, el, statusWord, time, won } from "./format.js"
 import { applyStatic, lang, t } from "./i18n.js"
 import { countsChanged, loadQueue, renderLatest, setCounts, showQueue, STATUSES } from "./queue.js"
 import { loadFilters, search, searchFor, setupSearch } from "./search.js"
@@ -144,11 +144,31 @@ const loadWorker = async () => {
 const showOf = (alert) =>
   alert.kind === "review_waiting" ? () => searchFor(alert.subject.replace(/^sms:/, "#")) : alert.kind === "balance_gap" ? showGaps : null
 
+/** An alert's sentence in the page's language, its amounts and durations formatted (the English `detail` when it has no facts). @param {any} alert */
+const alertText = (alert) => {
+  const f = alert.facts
+  if (f === undefined || f === null) return alert.detail
+  const more = (/** @type {string} */ key) => f.total > f.listed ? t(key, { total: f.total, listed: f.listed }) : ""
+  switch (alert.kind) {
+    case "phone_silent":
+      return t("ad_phone_silent", { phone: f.name === null ? f.device_id : `${f.name} (${f.device_id})`, after: duration(f.silence_s) }) +
+        (f.last_sms_at === null ? t("ad_phone_silent_never") : t("ad_phone_silent_last", { at: time(f.last_sms_at, { short: true }) }))
+    case "review_waiting": {
+      const what = [statusWord(f.status), f.amount === null ? null : won(f.amount), f.payer_name].filter((part) => part !== null).join(", ")
+      return t("ad_review_waiting", { id: f.sms_id, what, after: duration(f.wait_s) }) + more("ad_more_waiting")
+    }
+    case "balance_gap":
+      return t(f.direction === "out" ? "ad_gap_out" : "ad_gap_in", { amount: won(f.amount), after: f.after_sms_id, before: f.before_sms_id }) + more("ad_more_gaps")
+    default:
+      return alert.detail
+  }
+}
+
 /** @param {any} alert */
 const alertLine = (alert) => {
   const show = showOf(alert)
   return el("li", { "data-testid": `alert-${alert.kind}-${alert.subject}`, "data-kind": alert.kind },
-    el("strong", null, t(`k_${alert.kind}`)), ` · ${alert.subject} · `, alert.detail, ` (${t("alertSince", { since: time(alert.since, { short: true }) })})`,
+    el("strong", null, t(`k_${alert.kind}`)), ` · ${alert.subject} · `, alertText(alert), ` (${t("alertSince", { since: time(alert.since, { short: true }) })})`,
     show === null ? null : el("span", null, " ", el("button", { type: "button", class: "link", onclick: show }, t("show"))))
 }
 
