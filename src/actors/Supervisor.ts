@@ -82,7 +82,11 @@ export const make = Effect.fnUntraced(function*<R>(options: SupervisorOptions<R>
       // A child that stayed up for a whole window starts its backoff afresh.
       if (now - startedAt >= withinMillis) step = yield* Schedule.toStep(backoff)
       recentRestarts = recentRestarts.filter((at) => now - at < withinMillis)
-      const delay = recentRestarts.length >= maxRestarts
+      const allowed = recentRestarts.length < maxRestarts
+      // Counted in the same step as the check, before anything can yield: a twin that exited in
+      // the same tick sees this restart, so two exits together never pass the intensity by one.
+      if (allowed) recentRestarts.push(now)
+      const delay = !allowed
         ? Option.none()
         : yield* step(now, exit).pipe(
           Effect.map(([, delay]) => Option.some(delay)),
@@ -93,7 +97,6 @@ export const make = Effect.fnUntraced(function*<R>(options: SupervisorOptions<R>
         yield* Effect.logError(error.message)
         return yield* Deferred.fail(escalated, error)
       }
-      recentRestarts.push(now)
       yield* Effect.sleep(delay.value)
       restarts += 1
       // Before the new fiber starts, so its first success is reported after the restart.

@@ -65,9 +65,23 @@ const rootMessage = (error: unknown): string => {
   return message
 }
 
-/** A lost or refused connection is the database being away (503); anything else is a defect (500). */
-export const isDatabaseAway = (error: SqlError.SqlError): boolean => error.reason instanceof SqlError.ConnectionError
-  || /ECONNREFUSED|ECONNRESET|EPIPE|terminating connection|connection.*closed|the database system is/i.test(String(error.reason.cause ?? error.message))
+/**
+ * SQLSTATEs of a server that is away or cannot take us now (besides class 08, connection
+ * exception): shut down by an administrator or a crash, starting up, terminated by
+ * pg_terminate_backend (57P01), out of connections or resources (class 53).
+ */
+const AWAY_STATES = new Set(["57P01", "57P02", "57P03", "57P05", "53000", "53100", "53200", "53300", "53400"])
+
+/**
+ * The database being away (503, retry later) rather than a query or schema that is wrong: the
+ * driver's ConnectionError (refused, reset, closed, class 08), or a server error whose SQLSTATE
+ * says it is going or cannot take the connection. The one place this is decided.
+ */
+export const isDatabaseAway = (error: SqlError.SqlError): boolean => {
+  if (error.reason instanceof SqlError.ConnectionError) return true
+  const code = (error.reason.cause as { readonly code?: unknown } | undefined)?.code
+  return typeof code === "string" && (code.startsWith("08") || AWAY_STATES.has(code))
+}
 
 /**
  * The SqlError of the database being away stays a failure; any other is a defect (the query or

@@ -86,7 +86,9 @@ export const EnvelopeMiddleware = HttpRouter.middleware((app) =>
         Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
         Effect.catchCause((cause) => {
           if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-          const errors = [...cause.reasons.map((r) => (r._tag === "Fail" ? r.error : r._tag === "Die" ? r.defect : undefined))]
+          // A SqlError counts only as the failure it is (the stores keep it typed): one found among
+          // defects is a bug, the 500 below, never taken for the database away.
+          const errors = cause.reasons.map((r) => r._tag === "Fail" ? r.error : r._tag === "Die" && !SqlError.isSqlError(r.defect) ? r.defect : undefined)
           for (const error of errors) {
             const response = fromError(error)
             if (response !== undefined) return Effect.succeed(response)

@@ -3,6 +3,7 @@
 // (Telegram answers a second poller 409). The SMS themselves are stored through IngestStore.
 import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
+import { sqlFailures } from "../db/Codecs.ts"
 
 /** recon.worker_cursor row holding the next update offset (last update_id + 1). */
 export const OFFSET_CURSOR = "chatbot_poll_loop.offset"
@@ -41,7 +42,7 @@ export class ChatbotStore extends Context.Service<ChatbotStore, {
         )
       }),
       readOffset: Effect.fn("ChatbotStore.readOffset")(function*() {
-        const row = yield* Effect.orDie(findOffset(undefined))
+        const row = yield* sqlFailures(findOffset(undefined))
         return row._tag === "Some" ? row.value.value : undefined
       }),
       writeOffset: Effect.fn("ChatbotStore.writeOffset")(function*(offset: number) {

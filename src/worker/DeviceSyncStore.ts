@@ -5,6 +5,7 @@
 import { Context, DateTime, type Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { DbId } from "../domain/PgValues.ts"
+import { sqlFailures } from "../db/Codecs.ts"
 
 const SMS_ID_SYNC_CURSOR = "sms_id_sync_loop.since"
 
@@ -107,14 +108,14 @@ export class DeviceSyncStore extends Context.Service<DeviceSyncStore, {
 
     return DeviceSyncStore.of({
       trySyncLock: Effect.fn("DeviceSyncStore.trySyncLock")(function*() {
-        return (yield* Effect.orDie(findLock(undefined))).locked
+        return (yield* sqlFailures(findLock(undefined))).locked
       }),
       syncedSince: Effect.fn("DeviceSyncStore.syncedSince")(function*() {
-        const cursor = yield* Effect.orDie(findCursor(SMS_ID_SYNC_CURSOR))
+        const cursor = yield* sqlFailures(findCursor(SMS_ID_SYNC_CURSOR))
         return cursor._tag === "None" ? new Date(0) : new Date(cursor.value.value)
       }),
       now: Effect.fn("DeviceSyncStore.now")(function*() {
-        return (yield* Effect.orDie(findNow(undefined))).at
+        return (yield* sqlFailures(findNow(undefined))).at
       }),
       recountDevices: Effect.fn("DeviceSyncStore.recountDevices")(function*(since: Date) {
         yield* sql`
@@ -128,17 +129,17 @@ export class DeviceSyncStore extends Context.Service<DeviceSyncStore, {
         WHERE d.device_id = c.device_id AND (d.sms_count, d.last_seen_at) IS DISTINCT FROM (c.n, c.last_at)`
       }),
       relinkDuplicates: Effect.fn("DeviceSyncStore.relinkDuplicates")(function*() {
-        return (yield* Effect.orDie(relinked(undefined))).length
+        return (yield* sqlFailures(relinked(undefined))).length
       }),
       markSynced: Effect.fn("DeviceSyncStore.markSynced")(function*(at: Date) {
         yield* sql`INSERT INTO recon.worker_cursor (name, value, updated_at) VALUES (${SMS_ID_SYNC_CURSOR}, ${at.toISOString()}, now())
         ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = now()`
       }),
       markSilent: Effect.fn("DeviceSyncStore.markSilent")(function*(now: Date) {
-        return yield* Effect.orDie(silenced(now))
+        return yield* sqlFailures(silenced(now))
       }),
       exportCandidates: Effect.fn("DeviceSyncStore.exportCandidates")(function*() {
-        return yield* Effect.orDie(candidates(undefined))
+        return yield* sqlFailures(candidates(undefined))
       }),
       claimExport: Effect.fn("DeviceSyncStore.claimExport")(function*(deviceId: string, now: DateTime.Utc, period: Duration.Duration) {
         const rows = yield* sql`INSERT INTO recon.worker_cursor (name, value, updated_at)

@@ -10,6 +10,7 @@ import { normalizeForDuplicates } from "../domain/SmsText.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
 import { currentTraceparent } from "../observability/Tracing.ts"
 import { DbId } from "../domain/PgValues.ts"
+import { sqlFailures } from "../db/Codecs.ts"
 
 /** Copies within this window of each other, on any device, are one SMS. */
 export const DUPLICATE_WINDOW = "10 minutes"
@@ -118,7 +119,7 @@ export class IngestStore extends Context.Service<IngestStore, {
 
     const store = (incoming: ReadonlyArray<Incoming>, ensureDevice: boolean) =>
       Effect.gen(function*() {
-        const stored = yield* Effect.orDie(inserted(JSON.stringify(incoming.map((one) => toItem(one, ensureDevice)))))
+        const stored = yield* sqlFailures(inserted(JSON.stringify(incoming.map((one) => toItem(one, ensureDevice)))))
         if (stored.length !== incoming.length) return yield* Effect.die(new Error(`ingest stored ${stored.length} of ${incoming.length} SMS`))
         return stored.map((row): StoredSms | Replay =>
           row.status === "replay" || row.id === null ? { status: "replay" } : { smsId: row.id, duplicate: row.status === "duplicate", status: row.status })
@@ -138,7 +139,7 @@ export class IngestStore extends Context.Service<IngestStore, {
       pruneSignatures: Effect.fn("IngestStore.pruneSignatures")(function*() {
         yield* sql`DELETE FROM recon.push_signature WHERE expires_at < now()`
       }),
-      activeRegistration: Effect.fn("IngestStore.activeRegistration")((deviceId: string) => Effect.orDie(registration(deviceId)))
+      activeRegistration: Effect.fn("IngestStore.activeRegistration")((deviceId: string) => sqlFailures(registration(deviceId)))
     })
   }))
 }

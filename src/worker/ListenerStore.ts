@@ -3,6 +3,7 @@
 // worker process at a time (held on one reserved connection, the session).
 import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
+import { sqlFailures } from "../db/Codecs.ts"
 
 const lockKey = "hashtextextended('recon.listener:' || $1, 0)"
 
@@ -55,7 +56,7 @@ export class ListenerStore extends Context.Service<ListenerStore, {
 
     return ListenerStore.of({
       enabledDevices: Effect.fn("ListenerStore.enabledDevices")(function*() {
-        return (yield* Effect.orDie(enabled(undefined))).map((row) => row.device_id)
+        return (yield* sqlFailures(enabled(undefined))).map((row) => row.device_id)
       }),
       session,
       markListening: Effect.fn("ListenerStore.markListening")(function*(deviceId: string) {

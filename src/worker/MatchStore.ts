@@ -9,6 +9,7 @@ import type { WalletAnswer } from "../domain/Matching.ts"
 import { countMatchDecisions } from "../observability/Metrics.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
 import { DbId } from "../domain/PgValues.ts"
+import { sqlFailures } from "../db/Codecs.ts"
 
 /** How long from its first parse an SMS without a candidate is tried again when a deposit appears. */
 export const UNMATCHED_WINDOW = "24 hours"
@@ -105,7 +106,7 @@ export class MatchStore extends Context.Service<MatchStore, {
     })
 
     const decide = Effect.fn("MatchStore.decide")(function*(now: number, leaseUntil: number, room: number, batch: number) {
-      const { pass } = yield* Effect.orDie(findPass({
+      const { pass } = yield* sqlFailures(findPass({
         now: new Date(now).toISOString(),
         leaseUntil: new Date(leaseUntil).toISOString(),
         room,
@@ -133,7 +134,7 @@ export class MatchStore extends Context.Service<MatchStore, {
 
     const record = Effect.fn("MatchStore.record")(function*(outcomes: ReadonlyArray<Outcome>) {
       if (outcomes.length === 0) return
-      const rows = yield* Effect.orDie(recorded(JSON.stringify(outcomes.map((o) => ({
+      const rows = yield* sqlFailures(recorded(JSON.stringify(outcomes.map((o) => ({
         id: o.id,
         deposit_id: o.depositId,
         status: o.status,

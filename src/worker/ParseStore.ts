@@ -11,6 +11,7 @@ import type { ParseOutcome } from "../domain/SmsParse.ts"
 import { DbId } from "../domain/PgValues.ts"
 import { countParses } from "../observability/Metrics.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
+import { sqlFailures } from "../db/Codecs.ts"
 
 /** An SMS still `received`, with what parsing reads. */
 export interface ReceivedSms {
@@ -189,7 +190,7 @@ export class ParseStore extends Context.Service<ParseStore, {
     })
 
     const templates = Effect.fn("ParseStore.templates")(function*() {
-      const rows = yield* Effect.orDie(findTemplates(undefined))
+      const rows = yield* sqlFailures(findTemplates(undefined))
       return {
         version: rows[0].version,
         templates: rows.flatMap((row) =>
@@ -198,7 +199,7 @@ export class ParseStore extends Context.Service<ParseStore, {
     })
 
     const claim = Effect.fn("ParseStore.claim")(function*(limit: number) {
-      const rows = yield* Effect.orDie(findClaimed(limit))
+      const rows = yield* sqlFailures(findClaimed(limit))
       return {
         version: rows[0]?.version,
         sms: rows.flatMap((row) =>
@@ -210,7 +211,7 @@ export class ParseStore extends Context.Service<ParseStore, {
 
     const write = Effect.fn("ParseStore.write")(function*(reads: ReadonlyArray<Read>, version: string | undefined) {
       const updates = reads.map(rowFor)
-      const written = yield* Effect.orDie(findWritten({ updates: JSON.stringify(updates), version: version ?? "" }))
+      const written = yield* sqlFailures(findWritten({ updates: JSON.stringify(updates), version: version ?? "" }))
       if (Option.isSome(written) && written.value.version !== version) return { _tag: "TemplatesChanged" } as const
       // What this statement wrote (an SMS another process took meanwhile is its to report).
       const ids: ReadonlySet<number> = new Set(Option.match(written, { onNone: () => [], onSome: (row) => row.ids }))
@@ -228,7 +229,7 @@ export class ParseStore extends Context.Service<ParseStore, {
     })
 
     const leftBehind = Effect.fn("ParseStore.leftBehind")(function*(age: Duration.Duration, limit: number) {
-      const rows = yield* Effect.orDie(findLeftBehind({ age: `${Duration.toMillis(age)} milliseconds`, limit }))
+      const rows = yield* sqlFailures(findLeftBehind({ age: `${Duration.toMillis(age)} milliseconds`, limit }))
       return rows.map((row): BalanceFact => row.fact)
     })
 

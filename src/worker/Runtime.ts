@@ -81,7 +81,7 @@ const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: Runti
     // A loop or a component past its restart intensity.
     const escalated = Effect.raceFirst(supervisor.await, components.await)
     yield* Effect.forkScoped(escalated.pipe(Effect.catch(fatal.stop)))
-    yield* components.run("change_listener", listenForChanges(loops, kicks))
+    yield* components.run("change_listener", listenForChanges(loops, kicks, registry))
     yield* components.run("memory_trim", memoryTrim)
     return { supervisor, components, loops }
   }))
@@ -89,9 +89,10 @@ const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: Runti
 /**
  * Kicks the loops a table's change concerns (NOTIFY recon_changes, payload = table). After every
  * (re)subscription all of them are kicked once: changes made while the connection was down
- * would otherwise wait for the schedule.
+ * would otherwise wait for the schedule. The component `change_listener` is up only while
+ * subscribed: a lost LISTEN makes the worker not ready until it is subscribed again.
  */
-const listenForChanges = (loops: ReadonlyArray<Loop<unknown>>, kicks: Kicks["Service"]) =>
+const listenForChanges = (loops: ReadonlyArray<Loop<unknown>>, kicks: Kicks["Service"], registry: HealthRegistry["Service"]) =>
   Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
     const byTable = new Map<string, Array<LoopName>>()
@@ -100,6 +101,7 @@ const listenForChanges = (loops: ReadonlyArray<Loop<unknown>>, kicks: Kicks["Ser
     }
     const subscribed = Effect.scoped(Effect.gen(function*() {
       const notifications = yield* pg.listen(CHANGES_CHANNEL)
+      yield* registry.reportSuccess("change_listener")
       yield* Effect.forEach(new Set([...byTable.values()].flat()), kicks.kick, { discard: true })
       while (true) {
         const notification = yield* Queue.take(notifications)
@@ -107,7 +109,10 @@ const listenForChanges = (loops: ReadonlyArray<Loop<unknown>>, kicks: Kicks["Ser
       }
     }))
     return yield* subscribed.pipe(
-      Effect.tapCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning("LISTEN recon_changes lost; resubscribing", cause)),
+      Effect.tapCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.void
+          : Effect.andThen(Effect.logWarning("LISTEN recon_changes lost; resubscribing", cause), registry.reportRestart("change_listener"))),
       Effect.retry(Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")]))
     )
   })

@@ -5,6 +5,7 @@ import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { CHANGES_CHANNEL } from "../db/Sms.ts"
 import { DbId } from "../domain/PgValues.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
+import { sqlFailures } from "../db/Codecs.ts"
 
 export class WhitelistStore extends Context.Service<WhitelistStore, {
   /**
@@ -35,7 +36,7 @@ export class WhitelistStore extends Context.Service<WhitelistStore, {
 
     const moveOn = Effect.fn("WhitelistStore.moveOn")(function*(limit: number) {
       return yield* sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* Effect.orDie(moved(limit))
+        const rows = yield* sqlFailures(moved(limit))
         if (rows.length > 0) yield* sql`SELECT pg_notify(${CHANGES_CHANNEL}, 'shooter_sms')`
         yield* reportSmsChanges(sql, rows.map((row) => ({ id: row.id, status: "received" })))
         return rows.length

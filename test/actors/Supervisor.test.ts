@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Option, Schedule } from "effect"
+import { Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
 import { TestClock } from "effect/testing"
 import * as Supervisor from "../../src/actors/Supervisor.ts"
 
@@ -111,6 +111,41 @@ describe("Supervisor", () => {
       yield* TestClock.adjust("1 minute")
       assert.isTrue(Option.isNone(yield* supervisor.fiber("b")), "no restart after escalation")
       assert.strictEqual(r.events.filter((e) => e === "exit b").length, 3)
+    }))
+
+  it.effect("two children exiting together never pass the intensity by one, even with a backoff that yields", () =>
+    Effect.gen(function*() {
+      let starts = 0
+      // Both children wait on the same signal and die when it fires: their exits come in one tick.
+      let signal = Deferred.makeUnsafe<void>()
+      const dying = (name: string) => ({
+        name,
+        run: Effect.suspend(() => (starts++, Effect.andThen(Deferred.await(signal), Effect.die(`${name} died`))))
+      })
+      const bothDie = Effect.gen(function*() {
+        const fired = signal
+        signal = Deferred.makeUnsafe<void>()
+        yield* Deferred.succeed(fired, undefined)
+        yield* settle
+        yield* TestClock.adjust("1 second")
+        yield* settle
+      })
+      const supervisor = yield* Supervisor.make({
+        children: [dying("a"), dying("b")],
+        maxRestarts: 3,
+        // A backoff whose step is effectful: the keepers interleave between the intensity check and the restart.
+        backoff: Schedule.spaced("1 second").pipe(Schedule.modifyDelay(({ duration }) => Effect.as(Effect.yieldNow, duration)))
+      })
+      const escalation = yield* Effect.forkChild(Effect.flip(supervisor.await))
+      yield* bothDie
+      assert.isUndefined(escalation.pollUnsafe(), "two exits together: two restarts, within 3")
+      assert.strictEqual(starts, 4)
+      yield* bothDie
+      // The second joint exit: one restart is allowed (the third), the other escalates.
+      assert.isDefined(escalation.pollUnsafe(), "the fourth exit within the window escalates")
+      const error = yield* Fiber.join(escalation)
+      assert.strictEqual(error.restarts, 3)
+      assert.strictEqual(starts, 5, "the first starts and exactly three restarts")
     }))
 
   it.effect("restarts spread over more than 60 s do not escalate", () =>

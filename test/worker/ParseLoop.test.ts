@@ -327,6 +327,35 @@ describe("parse_loop passes", () => {
       })).pipe(Effect.provide(services))
     }), 60_000)
 
+  it.live("a hand-over write that fails (a table renamed for a moment) leaves its SMS for a pass, and the hand-over goes on with the next", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const kicked: Array<LoopName> = []
+      const services = yield* onePassSetup("parse-handed-fault", logs, kicked)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const pass = yield* ParseLoop.start
+        yield* pass
+        const inbox = yield* ParseInbox
+        const receivedAt = new Date("2026-11-02T05:06:00Z")
+        const first = yield* storeSms("16449999", kbSms, receivedAt)
+        // The write's statement records the balance fact in balance_pending: without the table, it fails (42P01).
+        yield* sql`ALTER TABLE recon.balance_pending RENAME TO balance_pending_away`
+        yield* inbox.hand({ id: first, deviceId: "phone-1", sender: "16449999", body: kbSms, receivedAt })
+        yield* eventually("the failed write logged", Effect.sync(() => logs.some((line) => line.includes("handed over were not written"))))
+        yield* sql`ALTER TABLE recon.balance_pending_away RENAME TO balance_pending`
+        assert.strictEqual((yield* smsById(first)).status, "received", "left for a pass")
+        assert.include(kicked, "parse_loop", "a pass is asked for")
+        // No pass runs here: only the hand-over can read the next SMS, so it must still be alive.
+        const other = kbSms.replace("홍길동", "김철수")
+        const next = yield* storeSms("16449999", other, receivedAt)
+        yield* inbox.hand({ id: next, deviceId: "phone-1", sender: "16449999", body: other, receivedAt })
+        yield* eventually("the next handed SMS parsed", Effect.map(smsById(next), (row) => row.status === "parsed"))
+        yield* pass
+        assert.strictEqual((yield* smsById(first)).status, "parsed", "the pass read the SMS the failed write left")
+      })).pipe(Effect.provide(services))
+    }), 60_000)
+
   it.live("an SMS handed over right after a template was added, before any pass, is read with the new template", () =>
     Effect.gen(function*() {
       const services = yield* onePassSetup("parse-handed-new", [], [])

@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { PhoneWhitelistLoop } from "../../src/worker/loops/PhoneWhitelistLoop.ts"
-import { createMigratedDatabase, holdTableLock, runSql } from "../support/database.ts"
+import { createMigratedDatabase, holdTableLock, runSql, sql } from "../support/database.ts"
 import { buildWorker, eventually, pushForwarder, register, servePush, smsRows } from "../support/worker.ts"
 
 const COMPONENTS = ["change_listener", "heartbeat_writer", "ingest_batchers", "memory_trim"] as const
@@ -71,6 +71,37 @@ describe("the worker's components", () => {
       const stored = yield* Effect.promise(() => pushForwarder(push, "phone-1", { from: "01012345678", sms: "입금 1,000원 홍길동" }))
       assert.strictEqual(stored.http, 200, JSON.stringify(stored.body))
       assert.strictEqual((yield* Effect.promise(() => smsRows(db))).length, 1)
+    }), 30_000)
+
+  it.effect("the LISTEN connection killed (pg_terminate_backend): /health/ready is 503 naming change_listener until it listens again, then NOTIFY kicks again", () =>
+    Effect.gen(function*() {
+      const { registry, push, db } = yield* setUp("components-listen")
+      const run = (text: string) => Effect.promise(() => sql(db, (client) => client.unsafe<{ pid: number }>(text)))
+      const listeners = () => sql(db, (client) =>
+        client<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`)
+      yield* eventually("listening", Effect.map(Effect.promise(listeners), (rows) => rows.length === 1))
+      const [{ pid }] = (yield* Effect.promise(listeners)) as [{ pid: number }]
+      assert.strictEqual((yield* getReady(push)).body.components.change_listener.state, "running")
+      yield* run(`SELECT pg_terminate_backend(${pid})`)
+      // The loss is seen as the connection closes; the clock stands still, so the resubscription waits for it.
+      yield* eventually("not ready", Effect.map(registry.ready, (ready) => !ready))
+      const down = yield* getReady(push)
+      assert.strictEqual(down.http, 503)
+      assert.strictEqual(down.body.components.change_listener.state, "restarting")
+      assert.isTrue(Object.values(down.body.loops).every((loop: any) => loop.fresh), "only the listener is down")
+      yield* eventually("listening again", TestClock.adjust("500 millis").pipe(Effect.andThen(registry.ready)))
+      const back = yield* getReady(push)
+      assert.strictEqual(back.http, 200)
+      assert.deepStrictEqual(back.body.components.change_listener, { state: "running", restarts: 1 })
+      const [again] = (yield* Effect.promise(listeners)) as [{ pid: number }]
+      assert.notStrictEqual(again.pid, pid, "a new LISTEN connection")
+      // Work flows again: a NOTIFY from another process kicks phone_whitelist_loop (the clock stands still).
+      yield* run("UPDATE recon.shooter_device SET trusted = true WHERE device_id = 'phone-1'")
+      yield* run(`INSERT INTO recon.shooter_sms (device_id, sender, sender_normalized, body, normalized_body, received_at, status)
+        VALUES ('phone-1', '1588-9999', '15889999', 'x', 'x', now(), 'need_check')`)
+      yield* run("INSERT INTO recon.shooter_phone (phone) VALUES ('15889999')")
+      yield* run("SELECT pg_notify('recon_changes', 'shooter_phone')")
+      yield* eventually("held SMS moved on", Effect.map(Effect.promise(() => smsRows(db)), (rows: any) => rows[0]?.status === "received"), 5000)
     }), 30_000)
 
   it.live("the batchers killed while their batch waits on the database: its request is answered, later SMS are stored after the restart", () =>

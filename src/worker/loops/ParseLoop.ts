@@ -312,8 +312,9 @@ export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox | ParseSto
     const placer = yield* makePlacer
     const context = yield* Effect.context<SqlClient.SqlClient | Kicks | ParseInbox>()
     const loop = yield* Effect.fiber
-    yield* Effect.forkScoped(Effect.forever(parseHandedOver(parser, placer)).pipe(Effect.provideContext(context)))
-    // Its death (a defect) ends the loop's fiber, which the supervisor restarts (readiness false meanwhile).
+    // The hand-over and the placer: a failed write is handled inside (the SMS wait for a pass); their
+    // death (a defect) ends the loop's fiber, which the supervisor restarts (readiness false meanwhile).
+    yield* Effect.forkScoped(Effect.forever(parseHandedOver(parser, placer)).pipe(Effect.provideContext(context), endsLoopOnFailure(loop)))
     yield* Effect.forkScoped(placer.run.pipe(endsLoopOnFailure(loop)))
     return Effect.provideContext(pass(parser, placer), context)
   })
