@@ -210,7 +210,7 @@ export const seoulIso = (at: Date): string => `${new Date(at.getTime() + seoulOf
 export const payerName = (captured: string): { readonly name: string } | { readonly rejected: string } => {
   // `김신혁 → 내 입출금통장(2856)`: the arrow and the holder's own account after it are no part of the name
   // (a template's group that ran past a line break takes them along).
-  let name = captured.replace(/\s+/gu, " ").replace(/\s*(?:→|->|➡|⇒|▶|=>)\s*내\s?.*$/u, "").trim()
+  let name = captured.replace(/\s+/gu, " ").replace(/\s*(?:→|->|➡|⇒|▶|=>)\s*(?:내\s?.*|[가-힣A-Za-z]*(?:통장|계좌)\s?(?:\([\d*-]+\))?)$/u, "").trim()
   // `김철수님`: the honorific is no part of the name.
   if (name.length > 2 && name.endsWith("님")) name = name.slice(0, -1).trim()
   if (name === "") return { rejected: "the name is empty" }
@@ -389,7 +389,7 @@ export const holderSlots = (text: string): ReadonlyArray<readonly [number, numbe
     if (!/(?:통장|계좌|예금|적금|카드|은행|뱅크|머니|저축|체크|입출금|잔액|입금|출금)$/u.test(m[1]!)) slots.push([m.index, m.index + m[0].length])
   }
   for (const m of text.matchAll(/(?<=^|[\s\]])[가-힣*]{2,5}님(?=\s?,|\s*안녕|의\s?[가-힣]*(?:계좌|통장))/gu)) slots.push([m.index, m.index + m[0].length])
-  for (const m of text.matchAll(/(?:→|->|➡|⇒|▶|=>)\s*내\s?[^\n]*/gu)) slots.push([m.index, m.index + m[0].length])
+  for (const m of text.matchAll(/(?:→|->|➡|⇒|▶|=>)\s*(?:내\s?[^\n]*|[가-힣A-Za-z]*(?:통장|계좌)\s?(?:\([\d*-]+\))?)/gu)) slots.push([m.index, m.index + m[0].length])
   return slots
 }
 
