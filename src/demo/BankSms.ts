@@ -1,4 +1,4 @@
-// Bank SMS as Korean banks write them (the layouts of shared/corpus/sms-dev.tsv: KB국민, NH농협,
+// Bank SMS as Korean banks write them (the layouts of test/corpus/sms-dev.tsv: KB국민, NH농협,
 // 신한; a 신협 layout nobody reads yet, and a sender nobody whitelisted), for the demo's simulated
 // phone: each account keeps a running balance that every message prints, so balance continuity
 // has real sequences to check; and the near misses depositors type (a code before the name, a dot

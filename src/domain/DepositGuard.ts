@@ -63,8 +63,21 @@ const noTransaction: ReadonlyArray<Marker> = [
   },
   { pattern: /입금일|입금계좌|가상계좌|입금자명|납부|고지|청구|등록금|수업료|세금|과태료/u, meaning: "marks a bill, tax or tuition notice" },
   { pattern: /주문|배송|상품|구매확정|확인되었|확인됐|확인완료/u, meaning: "marks an order confirmation" },
-  { pattern: /실패|거절|불능|오류/u, meaning: "says the transaction did not go through" }
+  { pattern: /실패|거절|불능|오류/u, meaning: "says the transaction did not go through" },
+  // A pay app's notice of money sent to the holder that waits in the app until accepted
+  // (`[카카오페이] 송금 받기 / 홍길동님이 30,000원을 보냈어요`): the money is not in the account.
+  {
+    pattern: /받기|받아주세요|받아\s*주세요|받으세요|받으시|받지않|수락|보류|대기중|반환|돌려드|거절하/u,
+    meaning: "is money waiting in a pay app to be accepted, not in the account"
+  }
 ]
+
+// Pay apps as the sender or title of a message (as the counterpart the reader blanks them out: a
+// bank's `입금 30,000원 카카오페이` stays a deposit).
+const payApp = /카카오페이|카카오송금|토스(?!뱅크)|네이버페이|NPay|N페이|페이코|PAYCO|삼성페이|페이북|SSGPAY|쓱페이|스마일페이|L\.?PAY|엘페이|제로페이|머니송금/iu
+// `…님이 30,000원을 보냈어요`, `…님이 송금했어요`, `…님이 …원을 요청했어요`: a pay app telling of money
+// sent, requested or waiting (a bank's deposit says 입금).
+const payAppSent = /님이[^\n]*?(?:보냈|송금했|송금하였|요청했|요청하였|선물했)/u
 
 /** The text with the reading's neutral spans (headers, account names, the counterpart…) blanked out. */
 const residualOf = (reading: Reading): string => {
@@ -89,6 +102,10 @@ export const judge = (reading: Reading): Verdict => {
   if (reading.movement.kind === "out") return { kind: "outgoing", reason: reading.movement.reason }
   const residual = residualOf(reading)
   const compact = residual.replace(/\s+/gu, "")
+  const app = payApp.exec(residual)
+  if (app !== null && payAppSent.test(reading.text) && !/입금(?!요청|예정|대기)/u.test(compact)) {
+    return { kind: "no_transaction", reason: `"${app[0]}" is a pay app's notice of money sent to the holder, held in the app (not a deposit into the account)` }
+  }
   const out = found(outgoing, compact) ?? found([cardUse], residual)
   if (out !== undefined) return { kind: "outgoing", reason: out }
   const none = found(noTransaction, compact)

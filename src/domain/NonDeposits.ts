@@ -2,7 +2,7 @@
 // OTPs, notices, advertisements and unfilled templates. Data, not a classifier: the
 // never-a-deposit guard (DepositGuard.ts) is tested against every one of them, and a
 // model-written rule that extracts a deposit from any of them is rejected (TemplateRule.ts). The
-// first rows are the `wd`/`other` rows of the development corpus (shared/corpus/sms-dev.tsv,
+// first rows are the `wd`/`other` rows of the development corpus (test/corpus/sms-dev.tsv,
 // verbatim); then one real message of each kind of trap of the bank corpus
 // (test/corpus/bank-sms.tsv); the rest are modelled on them and on the formats forwarders deliver.
 

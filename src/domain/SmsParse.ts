@@ -207,7 +207,9 @@ export const seoulIso = (at: Date): string => `${new Date(at.getTime() + seoulOf
  * (`김*늘님`, `장영*(0276)`), an account number, an amount, a time, the balance line.
  */
 export const payerName = (captured: string): { readonly name: string } | { readonly rejected: string } => {
-  let name = captured.replace(/\s+/gu, " ").trim()
+  // `김신혁 → 내 입출금통장(2856)`: the arrow and the holder's own account after it are no part of the name
+  // (a template's group that ran past a line break takes them along).
+  let name = captured.replace(/\s+/gu, " ").replace(/\s*(?:→|->|➡|⇒|▶|=>)\s*(?:내\s?.*|[가-힣A-Za-z]*(?:통장|계좌)\s?(?:\([\d*-]+\))?)$/u, "").trim()
   // `김철수님`: the honorific is no part of the name.
   if (name.length > 2 && name.endsWith("님")) name = name.slice(0, -1).trim()
   if (name === "") return { rejected: "the name is empty" }
@@ -284,6 +286,11 @@ export const parseSms = (sms: SmsToParse, templates: TemplateSet, report?: (r: P
       continue
     }
     const name = payerName(extraction.name)
+    const doubt = "rejected" in name ? undefined : holderDoubt(text, name.name)
+    if (doubt !== undefined) {
+      rejected.push({ template_id: template.id, reason: doubt })
+      continue
+    }
     if ("rejected" in name) {
       rejected.push({ template_id: template.id, reason: name.rejected })
       continue
@@ -368,6 +375,38 @@ const parsed = (
   }
 }
 
+/**
+ * The account holder's slots the message prints (issue 39), as spans of the text: a masked or
+ * plain name followed by the account's digits (`[카카오뱅크] 홍*동(1234)`, `홍길동(3333-**-1234)`), not
+ * an account's own name (`입출금통장(2856)`); a `…님` greeting (`홍길동님,`, `홍길동님 안녕하세요`, `홍길동님의 입출금통장`; a line `홍길동님` alone
+ * is the payer in some layouts);
+ * the holder's own account an arrow points to (`→ 내 입출금통장(2856)`).
+ */
+export const holderSlots = (text: string): ReadonlyArray<readonly [number, number]> => {
+  const slots: Array<readonly [number, number]> = []
+  for (const m of text.matchAll(/(?<=^|[\s\]>)])([가-힣A-Za-z*]{2,8})\s?\(\s*[\d*#-]{3,}\s*\)/gu)) {
+    if (!/(?:통장|계좌|예금|적금|카드|은행|뱅크|머니|저축|체크|입출금|잔액|입금|출금)$/u.test(m[1]!)) slots.push([m.index, m.index + m[0].length])
+  }
+  for (const m of text.matchAll(/(?<=^|[\s\]])[가-힣*]{2,5}님(?=\s?,|\s*안녕|의\s?[가-힣]*(?:계좌|통장))/gu)) slots.push([m.index, m.index + m[0].length])
+  for (const m of text.matchAll(/(?:→|->|➡|⇒|▶|=>)\s*(?:내\s?[^\n]*|[가-힣A-Za-z]*(?:통장|계좌)\s?(?:\([\d*-]+\))?)/gu)) slots.push([m.index, m.index + m[0].length])
+  return slots
+}
+
+/**
+ * Why the payer read cannot be told from the account holder, or nothing: every place the name
+ * stands in the text is a holder slot (a name printed elsewhere too, as in a transfer to oneself
+ * `김*늘님 … 김하늘 전자금융입금`, is the payer's own slot).
+ */
+const holderDoubt = (text: string, payer: string): string | undefined => {
+  const slots = holderSlots(text)
+  if (slots.length === 0) return undefined
+  const forms = [payer, payer.replace(/^[가-힣A-Za-z]+\s/u, "")]
+  const places = forms.flatMap((form) => [...text.matchAll(new RegExp(form.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&"), "gu"))].map((m) => [m.index, m.index + form.length] as const))
+  if (places.length === 0) return undefined
+  const inHolder = (at: readonly [number, number]) => slots.some(([start, end]) => at[0] >= start && at[1] <= end)
+  return places.every(inHolder) ? `the payer read (${JSON.stringify(payer)}) stands only where the message names the account holder` : undefined
+}
+
 /** The built-in reader's deposit, or what it could not find (completing "the built-in reader …"). */
 const readDeposit = (reading: Reading): { readonly read: Read } | { readonly failed: string } => {
   if (reading.amount === undefined) return { failed: "found no amount next to the deposit word" }
@@ -377,6 +416,8 @@ const readDeposit = (reading: Reading): { readonly read: Read } | { readonly fai
   }
   const name = payerName(reading.counterpart.text)
   if ("rejected" in name) return { failed: `found no payer name: ${name.rejected}` }
+  const doubt = holderDoubt(reading.text, name.name)
+  if (doubt !== undefined) return { failed: `found no payer name: ${doubt}` }
   return {
     read: {
       payerName: name.name,

@@ -274,7 +274,10 @@ const arrowOf = (tokens: ReadonlyArray<Token>): Arrow | undefined => {
   if (at < 0) return undefined
   const token = tokens[at] as Of<"arrow">
   const onLine = (t: Token) => t.line === token.line
-  const side = token.left ? tokens.slice(0, at).filter(onLine).reverse() : tokens.slice(at + 1).filter(onLine)
+  const all = token.left ? tokens.slice(0, at).reverse() : tokens.slice(at + 1)
+  // An arrow alone on its line (`김신혁\n→\n내\n입출금통장`) points to the lines after it (before it for `←`).
+  const sameLine = all.filter(onLine)
+  const side = sameLine.length > 0 ? sameLine : all
   const stop = side.findIndex((t) => t.kind === "amount" || t.kind === "txn")
   const target = stop < 0 ? side : side.slice(0, stop)
   const own = target.some((t) => t.kind === "accountName") &&
@@ -333,7 +336,10 @@ const counterpartOf = (
   if (arrow !== undefined && arrow.way === direction) {
     // The payer stands where the arrow starts, the payee where it points.
     const before = direction === "in" !== arrow.token.left
-    const side = found.filter((c) => tokens[c.first]!.line === arrow.token.line && (before ? c.last < arrow.at : c.first > arrow.at))
+    const onSide = found.filter((c) => before ? c.last < arrow.at : c.first > arrow.at)
+    const sameLine = onSide.filter((c) => tokens[c.first]!.line === arrow.token.line)
+    // Nothing on the arrow's line (`김신혁\n→ 내 입출금통장`): the words on the nearest line that side.
+    const side = sameLine.length > 0 ? sameLine : onSide
     const nearest = before ? side.at(-1) : side[0]
     return nearest === undefined ? {} : { counterpart: spanOf(text, tokens, nearest, "arrow") }
   }

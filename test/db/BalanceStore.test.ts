@@ -1,6 +1,6 @@
 // Balance continuity on a real database, with sequences in real bank layouts (NH농협 deposits and
 // withdrawals of one account, 신한's layout without account digits, KB's without a balance, from
-// ../shared/corpus/sms-dev.tsv): complete, one message removed, reordered, duplicated across two
+// test/corpus/sms-dev.tsv): complete, one message removed, reordered, duplicated across two
 // phones, re-sent later; the balance.gap events; and /accounts/list.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -37,6 +37,14 @@ describe("the never-a-deposit guard", () => {
     assert.deepStrictEqual(why("입금 10,000원 입금 20,000원 홍길동"), { kind: "no_transaction", reason: "several transactions in one message (10000 and 20000 won)" })
     assert.deepStrictEqual(why("안녕하세요 반갑습니다"), { kind: "no_transaction", reason: "no deposit word (입금) in the message" })
     assert.deepStrictEqual(why("[한빛몰] 35,000원을 입금하세요"), { kind: "no_transaction", reason: "\"입금하세요\" asks for a payment" })
+    assert.deepStrictEqual(why("카카오페이\n김철수님이 30,000원을 보냈어요"), {
+      kind: "no_transaction",
+      reason: "\"카카오페이\" is a pay app's notice of money sent to the holder, held in the app (not a deposit into the account)"
+    })
+    assert.deepStrictEqual(why("[토스] 돈 받기 김철수님이 30,000원을 보냈어요"), {
+      kind: "no_transaction",
+      reason: "\"토스\" is a pay app's notice of money sent to the holder, held in the app (not a deposit into the account)"
+    })
     assert.deepStrictEqual(why("[KB] 잔액 1,000"), { kind: "no_transaction", reason: "no deposit word (입금) in the message" })
     assert.deepStrictEqual(why("[하나] ${name}님 ${amount}원 입금"), { kind: "no_transaction", reason: "an unfilled message template (\"${name}\")" })
     assert.strictEqual(describeVerdict(why("내 토스뱅크 통장 → 홍길동 5,000원")), "outgoing money: an arrow points from the account to someone")

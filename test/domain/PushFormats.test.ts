@@ -13,7 +13,7 @@ const TS = 1786340940000
 const now = DateTime.makeUnsafe(TS + 30_000)
 const SECRET = "SEC-test-1234"
 
-// Real bank SMS (shared/corpus/sms-dev.tsv).
+// Real bank SMS (test/corpus/sms-dev.tsv).
 const NH_SMS = "[Web발신]\n농협 입금300,000원\n06/12 11:02 301-****-2640-41 이사랑 잔액1,305,428원"
 const IBK_SMS = "[Web발신]\n2026/08/10 14:49\n입금 407,000원\n잔액 144,153,377원\n㈜시프트업\n452***38801011\n기업"
 

@@ -11,7 +11,7 @@ import {
   stripWebSenderMarker
 } from "../../src/domain/SmsText.ts"
 
-// Real bank SMS from shared/corpus/sms-dev.tsv (`\n` as line breaks).
+// Real bank SMS from test/corpus/sms-dev.tsv (`\n` as line breaks).
 const corpus = {
   nhDeposit: "[Web발신]\n농협 입금300,000원\n06/12 11:02 301-****-2640-41 이사랑 잔액1,305,428원",
   nhPrefixed: "보낸사람 : 15882100()\n[Web발신]\n농협 입금1,000,000원\n07/09 14:24 352-****-7417-43 088-조휘서( 잔액1,961,657원\n<아미>",

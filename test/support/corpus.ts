@@ -1,4 +1,4 @@
-// The SMS corpora as rows: `../shared/corpus/sms-dev.tsv` (development) and
+// The SMS corpora as rows, both in the repository: `test/corpus/sms-dev.tsv` (development) and
 // `test/corpus/bank-sms.tsv` (real bank messages and traps; see its README). Columns `bank kind
 // provenance text payer_name amount`; `\n` in a text is a line break, `|` separates the accepted
 // forms of a payer name.
@@ -26,5 +26,5 @@ const read = (url: URL): ReadonlyArray<CorpusRow> =>
     }
   })
 
-export const devCorpus = read(new URL("../../../shared/corpus/sms-dev.tsv", import.meta.url))
+export const devCorpus = read(new URL("../corpus/sms-dev.tsv", import.meta.url))
 export const bankCorpus = read(new URL("../corpus/bank-sms.tsv", import.meta.url))
