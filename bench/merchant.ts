@@ -18,13 +18,12 @@
 // node bench/merchant.ts; RECON_DIR=/path/to/checkout runs another checkout's built services (before/after).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { spawn, spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { Agent, request as httpRequest } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
-import { benchDatabase, cpuTicks, hangulName, loadAverage, percentile, reconEntry, type Service, sleep, startService, waitFor } from "./support.ts"
+import { benchDatabase, cpuTicks, hangulName, pgbenchTps, loadAverage, percentile, reconEntry, type Service, sleep, startService, waitFor } from "./support.ts"
 
 const TOKEN = "bench-recon-token-0123456789"
 const SECRET = "bench-secret"
@@ -271,23 +270,10 @@ const answers = () => {
   report(`connections of the services after the steady run: ${pools.map((p) => `${p.name} ${p.n}`).join(", ")}`)
 }
 // 2. pgbench -N on the same server, the services idle.
-const pg = new URL(db.url)
-const pgEnv = { ...process.env, PGHOST: pg.hostname, PGPORT: pg.port, PGUSER: decodeURIComponent(pg.username), PGPASSWORD: decodeURIComponent(pg.password) }
-const dbName = pg.pathname.slice(1)
 let tps = NaN
 if (BURST > 0) {
   await sleep(3_000)
-  const init = spawnSync("pgbench", ["-i", "-q", "-s", "10", dbName], { env: pgEnv, encoding: "utf8" })
-  if (init.status === 0) {
-    const output = await new Promise<string>((resolve) => {
-      const child = spawn("pgbench", ["-N", "-c", "8", "-j", "2", "-T", "15", dbName], { env: pgEnv })
-      let text = ""
-      child.stdout.on("data", (chunk) => (text += chunk))
-      child.stderr.on("data", (chunk) => (text += chunk))
-      child.on("close", () => resolve(text))
-    })
-    tps = Number(/tps = ([\d.]+)/.exec(output)?.[1] ?? NaN)
-  }
+  tps = (await pgbenchTps(db, 15)).tps
   report(`2. pgbench -N -c 8 -j 2 -T 15 (scale 10), same server, services idle: ${tps.toFixed(0)} tps`)
 }
 

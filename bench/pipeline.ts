@@ -12,7 +12,7 @@
 // (durable, as in production). RECON_DIR=/path/to/checkout runs another checkout's built services (before/after).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { Agent, request as httpRequest } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
@@ -26,6 +26,7 @@ import {
   hangulName,
   loadAverage,
   percentile,
+  pgbenchTps,
   reconEntry,
   rssOf,
   sleep,
@@ -200,24 +201,9 @@ await approvedAt((await paced(WARM, 200, RATE)).map((s) => s.smsId))
 }
 
 // 3. pgbench -N (simple-update TPC-B, 8 clients, 20 s) on the same server while the services idle.
-const pg = new URL(db.url)
-const pgEnv = { ...process.env, PGHOST: pg.hostname, PGPORT: pg.port, PGUSER: decodeURIComponent(pg.username), PGPASSWORD: decodeURIComponent(pg.password) }
-const dbName = pg.pathname.slice(1)
-let tps = NaN
-const init = spawnSync("pgbench", ["-i", "-q", "-s", "10", dbName], { env: pgEnv, encoding: "utf8" })
-if (init.status !== 0) {
-  report(`pgbench: not run (${(init.stderr || init.error?.message || "").trim().split("\n").pop()})`)
-} else {
-  const bench = await new Promise<string>((resolve) => {
-    const child = spawn("pgbench", ["-N", "-c", "8", "-j", "2", "-T", "20", dbName], { env: pgEnv })
-    let output = ""
-    child.stdout.on("data", (chunk) => (output += chunk))
-    child.stderr.on("data", (chunk) => (output += chunk))
-    child.on("close", () => resolve(output))
-  })
-  tps = Number(/tps = ([\d.]+)/.exec(bench)?.[1] ?? NaN)
-  report(`pgbench -N -c 8 -j 2 -T 20 (scale 10), same server: ${tps.toFixed(0)} tps; load average ${loadAverage()}`)
-}
+const bench = await pgbenchTps(db, 20)
+const tps = bench.tps
+report(Number.isNaN(tps) ? `pgbench: not run (${bench.why})` : `pgbench -N -c 8 -j 2 -T 20 (scale 10), same server: ${tps.toFixed(0)} tps; load average ${loadAverage()}`)
 
 // 4. A burst from 50 concurrent senders.
 {

@@ -247,3 +247,24 @@ export const waitFor = async (url: string, ms = 60_000): Promise<boolean> => {
   }
   return false
 }
+
+/**
+ * `pgbench -N -c 8 -j 2 -T seconds` (simple-update TPC-B, scale 10) on the benchmark's database and
+ * server, the services left idle: its tps, and the command line for the report (NaN when pgbench
+ * could not run, with why).
+ */
+export const pgbenchTps = async (db: BenchDatabase, seconds: number): Promise<{ readonly tps: number; readonly why?: string }> => {
+  const pg = new URL(db.url)
+  const env = { ...process.env, PGHOST: pg.hostname, PGPORT: pg.port, PGUSER: decodeURIComponent(pg.username), PGPASSWORD: decodeURIComponent(pg.password) }
+  const name = pg.pathname.slice(1)
+  const init = spawnSync("pgbench", ["-i", "-q", "-s", "10", name], { env, encoding: "utf8" })
+  if (init.status !== 0) return { tps: NaN, why: (init.stderr || init.error?.message || "").trim().split("\n").pop() ?? "" }
+  const output = await new Promise<string>((done) => {
+    const child = spawn("pgbench", ["-N", "-c", "8", "-j", "2", "-T", String(seconds), name], { env })
+    let text = ""
+    child.stdout.on("data", (chunk) => (text += chunk))
+    child.stderr.on("data", (chunk) => (text += chunk))
+    child.on("close", () => done(text))
+  })
+  return { tps: Number(/tps = ([\d.]+)/.exec(output)?.[1] ?? NaN) }
+}

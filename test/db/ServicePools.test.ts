@@ -25,6 +25,22 @@ const connections = (db: string) =>
     return Object.fromEntries(rows.map((row) => [row.name, row.n])) as Record<string, number>
   })))
 
+/** More statements than the worker's budget, each holding its connection until `release`; returns once the pool is exhausted. */
+const exhaustWorkerPool = (db: string, sql: SqlClient.SqlClient) =>
+  Effect.gen(function*() {
+    const release = yield* Deferred.make<void>()
+    const hold = Effect.scoped(Effect.gen(function*() {
+      yield* sql.reserve
+      yield* Deferred.await(release)
+    }))
+    const burst = yield* Effect.forkChild(Effect.forEach(Array.from({ length: POOL_BUDGETS.recon_worker + 5 }), () => hold, { concurrency: "unbounded" }))
+    yield* eventually(
+      "the worker's pool exhausted",
+      Effect.map(connections(db), (open) => open["recon_worker"] === POOL_BUDGETS.recon_worker)
+    )
+    return { release, burst }
+  })
+
 const status = (url: string, init?: RequestInit) => Effect.promise(() => fetch(url, init).then((response) => response.status))
 
 describe("service pools", () => {
@@ -39,16 +55,7 @@ describe("service pools", () => {
       yield* eventually("worker ready", worker.registry.ready)
 
       // A burst on the worker: more statements than its budget, each holding its connection until released.
-      const release = yield* Deferred.make<void>()
-      const hold = Effect.scoped(Effect.gen(function*() {
-        yield* worker.sql.reserve
-        yield* Deferred.await(release)
-      }))
-      const burst = yield* Effect.forkChild(Effect.forEach(Array.from({ length: POOL_BUDGETS.recon_worker + 5 }), () => hold, { concurrency: "unbounded" }))
-      yield* eventually(
-        "the worker's pool exhausted",
-        Effect.map(connections(db), (open) => open["recon_worker"] === POOL_BUDGETS.recon_worker)
-      )
+      const { release, burst } = yield* exhaustWorkerPool(db, worker.sql)
 
       assert.strictEqual(yield* status(`${recon.url}/health`), 200)
       assert.strictEqual(yield* status(`${wallet.url}/health`), 200)
@@ -82,16 +89,7 @@ describe("service pools", () => {
       const push = yield* servePush(worker)
       yield* Effect.promise(() => register(db, { deviceId: "phone-pools", format: "smsforwarder", secret: "pools-secret" }))
 
-      const release = yield* Deferred.make<void>()
-      const hold = Effect.scoped(Effect.gen(function*() {
-        yield* worker.sql.reserve
-        yield* Deferred.await(release)
-      }))
-      const burst = yield* Effect.forkChild(Effect.forEach(Array.from({ length: POOL_BUDGETS.recon_worker + 5 }), () => hold, { concurrency: "unbounded" }))
-      yield* eventually(
-        "the worker's pool exhausted",
-        Effect.map(connections(db), (open) => open["recon_worker"] === POOL_BUDGETS.recon_worker)
-      )
+      const { release, burst } = yield* exhaustWorkerPool(db, worker.sql)
 
       const answer = yield* Effect.promise(() =>
         pushForwarder(push, "phone-pools", { from: "15778000", sms: "[Web발신]\n신한 11/22 09:41\n입금 50,000원\n김철수\n잔액 1,250,000", secret: "pools-secret" }))
