@@ -33,6 +33,7 @@ import {
   hangulName,
   loadAverage,
   percentile,
+  pushTry,
   reconEntry,
   type Service,
   sleep,
@@ -140,21 +141,7 @@ const deliver = async (i: number, device: number, timestamp: number) => {
   const body = Buffer.from(smsForwarderFormBody({ from: DEPOSIT_SENDER, content: text, orgContent: text, timestamp, secret: SECRET }))
   for (let attempt = 0; attempt < GIVE_UP_AFTER; attempt++) {
     const port = workerPorts[Math.floor(Math.random() * WORKERS)]!
-    const status = await new Promise<number>((resolve) => {
-      const request = httpRequest({ host: "127.0.0.1", port, path: `/push/phone-${device}`, method: "POST", agent: phoneAgent, headers: {
-        "content-type": "application/x-www-form-urlencoded",
-        "content-length": body.length
-      } }, (response) => {
-        response.resume()
-        response.on("end", () => resolve(response.statusCode ?? 0))
-      })
-      request.on("error", () => resolve(0))
-      request.setTimeout(10_000, () => {
-        resolve(-1)
-        request.destroy()
-      })
-      request.end(body)
-    })
+    const status = await pushTry(port, `/push/phone-${device}`, body, phoneAgent, 10_000)
     webhookAnswers.set(String(status), (webhookAnswers.get(String(status)) ?? 0) + 1)
     if (status === 200) return true
     await sleep(Math.min(250 * 2 ** attempt, 2_000))

@@ -19,11 +19,11 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { readFileSync } from "node:fs"
-import { Agent, request as httpRequest } from "node:http"
+import { Agent } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
-import { benchDatabase, cpuTicks, hangulName, pgbenchTps, loadAverage, percentile, reconEntry, type Service, sleep, startService, waitFor } from "./support.ts"
+import { benchDatabase, cpuTicks, hangulName, pgbenchTps, pushTry, loadAverage, percentile, reconEntry, type Service, sleep, startService, waitFor } from "./support.ts"
 
 const TOKEN = "bench-recon-token-0123456789"
 const SECRET = "bench-secret"
@@ -149,33 +149,28 @@ const agent = new Agent({ keepAlive: true, maxSockets: 256 })
 const tally = { tries: 0, ok: 0, slow: 0, refused: 0, failed: 0, gaveUp: 0, answerMs: [] as Array<number> }
 const resetTally = () => Object.assign(tally, { tries: 0, ok: 0, slow: 0, refused: 0, failed: 0, gaveUp: 0, answerMs: [] })
 /** One phone delivering one SMS: tries until answered 200 (or GIVE_UP_AFTER tries), each to any worker. */
-const deliver = async (message: Sms, phone: string, timestamp = (phoneClock.set(phone, phoneClock.get(phone)! + 1), phoneClock.get(phone)!)) => {
+/** The phone's next signing timestamp (strictly later than its last). */
+const nextStamp = (phone: string) => {
+  const stamp = phoneClock.get(phone)! + 1
+  phoneClock.set(phone, stamp)
+  return stamp
+}
+const deliver = async (message: Sms, phone: string, timestamp: number) => {
   const body = Buffer.from(smsForwarderFormBody({ from: message.sender, content: message.text, orgContent: message.text, timestamp, secret: SECRET }))
   for (let attempt = 0; attempt < GIVE_UP_AFTER; attempt++) {
     const worker = workers[Math.floor(Math.random() * workers.length)]!
     const t0 = performance.now()
     tally.tries++
-    const status = await new Promise<number>((resolve) => {
-      const request = httpRequest({ host: "127.0.0.1", port: worker.port, path: `/push/${phone}`, method: "POST", agent, headers: {
-        "content-type": "application/x-www-form-urlencoded",
-        "content-length": body.length
-      } }, (response) => {
-        response.resume()
-        response.on("end", () => resolve(response.statusCode ?? 0))
-      })
-      request.on("error", () => resolve(0))
-      request.setTimeout(TRY_TIMEOUT_MS, () => request.destroy())
-      request.end(body)
-    })
+    const status = await pushTry(worker.port, `/push/${phone}`, body, agent, TRY_TIMEOUT_MS)
     const took = performance.now() - t0
-    if (took >= TRY_TIMEOUT_MS) tally.slow++
+    if (status === -1) tally.slow++
     else if (status === 0) tally.refused++
     if (status === 200) {
       tally.ok++
       tally.answerMs.push(took)
       return
     }
-    if (status !== 0) tally.failed++
+    if (status > 0) tally.failed++
     await sleep(Math.min(250 * 2 ** attempt, 2_000))
   }
   tally.gaveUp++
@@ -185,7 +180,7 @@ const send = (i: number, extra = 0): Promise<unknown> => {
   const message = sms(i)
   return Promise.all(message.phones.map(async (phone, k) => {
     if (k > 0) await sleep(Math.random() * 5)
-    const timestamp = (phoneClock.set(phone, phoneClock.get(phone)! + 1), phoneClock.get(phone)!)
+    const timestamp = nextStamp(phone)
     await Promise.all([deliver(message, phone, timestamp), ...Array.from({ length: k === 0 ? extra : 0 }, () => sleep(Math.random() * 2_000).then(() => deliver(message, phone, timestamp)))])
   }))
 }

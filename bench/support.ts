@@ -3,6 +3,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
+import { type Agent, request as httpRequest } from "node:http"
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -268,3 +269,24 @@ export const pgbenchTps = async (db: BenchDatabase, seconds: number): Promise<{ 
   })
   return { tps: Number(/tps = ([\d.]+)/.exec(output)?.[1] ?? NaN) }
 }
+
+/**
+ * One try of a phone's form-encoded push to a worker on loopback: the HTTP status, 0 when the
+ * connection was refused or reset, -1 when no answer came within `timeoutMs`.
+ */
+export const pushTry = (port: number, path: string, body: Buffer, agent: Agent, timeoutMs: number): Promise<number> =>
+  new Promise<number>((resolve) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path, method: "POST", agent, headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      "content-length": body.length
+    } }, (response) => {
+      response.resume()
+      response.on("end", () => resolve(response.statusCode ?? 0))
+    })
+    request.on("error", () => resolve(0))
+    request.setTimeout(timeoutMs, () => {
+      resolve(-1)
+      request.destroy()
+    })
+    request.end(body)
+  })

@@ -4,33 +4,13 @@
 // does and the server restarted so that it serves the damage; then audit → repair → refresh →
 // refresh --restart as real CLI processes, checking what NocoBase's API serves after each step.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createTestDatabase, runSql } from "../support/database.ts"
-import { apiClient, type RealNocoBase, startRealNocoBase } from "./support/RealNocoBase.ts"
+import { apiClient, meta, type Ran, type RealNocoBase, startRealNocoBase } from "./support/RealNocoBase.ts"
 
 const GUIDS = ["6f1c3b9e-0000-4000-8000-000000000001", "6f1c3b9e-0000-4000-8000-000000000002"]
-
-interface Ran {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** `node dist/main.js meta <args>`: the built command line, as an operator runs it. */
-const meta = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Ran> =>
-  new Promise((resolve) => {
-    execFile(process.execPath, ["dist/main.js", "meta", ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
-      timeout: 180_000
-    }, (error, stdout, stderr) => {
-      const ran = { code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }
-      console.log(`$ recon meta ${args.join(" ")}\n${stdout}${stderr}(exit ${ran.code})\n`) // the session, in the test's output
-      resolve(ran)
-    })
-  })
 
 const shown = (ran: Ran) => `exit ${ran.code}\n${ran.stdout}${ran.stderr}`
 

@@ -4,7 +4,6 @@
 // storing rowKey guid; `meta page` building a page that passes `meta audit`; and the real NocoBase
 // web client in Chromium showing that page, every SvcPrettyField case drawn and no error #130.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { execFile } from "node:child_process"
 import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -13,27 +12,13 @@ import { type Browser, chromium } from "playwright-core"
 import { createTestDatabase, runSql } from "../support/database.ts"
 import { ensureClient, serveClient } from "./support/NocoBaseClient.ts"
 import { drawComponents } from "./support/ReactPage.ts"
-import { apiClient, cacheDir, ensureInstalled, type RealNocoBase, startRealNocoBase } from "./support/RealNocoBase.ts"
+import { apiClient, cacheDir, ensureInstalled, meta, type Ran, type RealNocoBase, startRealNocoBase } from "./support/RealNocoBase.ts"
 
 const PLUGIN_DIR = "nocobase/plugin-svc-preset-actions"
 const PLUGIN = "@recon/plugin-svc-preset-actions"
 const CHROMIUM = "/usr/bin/chromium"
 const GUID = "7a2d0c1e-0000-4000-8000-000000000001"
 
-interface Ran {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const meta = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Ran> =>
-  new Promise((resolve) => {
-    execFile(process.execPath, ["dist/main.js", "meta", ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 180_000 }, (error, stdout, stderr) => {
-      const ran = { code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }
-      console.log(`$ recon meta ${args.join(" ")}\n${stdout.slice(0, 4000)}${stderr}(exit ${ran.code})\n`)
-      resolve(ran)
-    })
-  })
 const shown = (ran: Ran) => `exit ${ran.code}\n${ran.stdout}${ran.stderr}`
 
 /** What an administrator does: the built package into the server's node_modules (then pm:enable). */

@@ -1,7 +1,7 @@
 // A real NocoBase 2.2.15 server (../shared/nocobase/) for the doctor's end-to-end test: installed
 // once into a cache directory outside the project (reused after), run on the machine's Node 20
 // against its own database on the test PostgreSQL, on a free port, as a child process.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
@@ -206,3 +206,19 @@ export const apiClient = async (server: { readonly url: string; readonly account
     post: (action: string, body?: unknown) => request("POST", action, body)
   }
 }
+
+export interface Ran {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** `node dist/main.js meta <args>`: the built command line, as an operator runs it; the session printed in the test's output. */
+export const meta = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Ran> =>
+  new Promise((resolve) => {
+    execFile(process.execPath, ["dist/main.js", "meta", ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 180_000 }, (error, stdout, stderr) => {
+      const ran = { code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }
+      console.log(`$ recon meta ${args.join(" ")}\n${stdout.slice(0, 4000)}${stderr}(exit ${ran.code})\n`)
+      resolve(ran)
+    })
+  })
