@@ -304,10 +304,15 @@ if (process.env.BENCH_STATS) {
   const top = await db.run(Effect.gen(function*() {
     return yield* (yield* SqlClient.SqlClient)<{ calls: string; total: string; mean: string; query: string }>`SELECT calls::text,
         round(total_exec_time)::text AS total, round(mean_exec_time::numeric, 2)::text AS mean, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 110) AS query
-      FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 30`
+      FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 40`
   }))
-  report("where the server's time went (pg_stat_statements, top 30 by total):")
+  report("where the server's time went (pg_stat_statements, top 40 by total):")
   for (const row of top) report(`   ${row.total.padStart(7)} ms  ${row.calls.padStart(6)} calls  ${row.mean.padStart(8)} ms/call  ${row.query}`)
+  const sums = await db.run(Effect.gen(function*() {
+    return yield* (yield* SqlClient.SqlClient)<{ calls: string; total: string; statements: string }>`SELECT sum(calls)::text AS calls,
+        round(sum(total_exec_time))::text AS total, count(*)::text AS statements FROM pg_stat_statements`
+  }))
+  report(`   all: ${sums[0]?.calls} calls of ${sums[0]?.statements} statements, ${sums[0]?.total} ms`)
 }
 
 agent.destroy()

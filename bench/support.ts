@@ -61,7 +61,8 @@ const startDebianPostgres = async (dir: string, version: string) => {
     ? " -c shared_preload_libraries=pg_stat_statements,auto_explain -c pg_stat_statements.track=all" +
       " -c auto_explain.log_min_duration=30 -c auto_explain.log_analyze=on -c auto_explain.log_nested_statements=on"
     : ""
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${stats}`
+  // BENCH_PG_OPTIONS: more server options (e.g. "-c log_min_duration_statement=0"), the log kept as with BENCH_STATS.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${stats} ${process.env.BENCH_PG_OPTIONS ?? ""}`.trim()
   const start = async () => run("pg_ctl", ["-D", dir, "-l", join(dir, "server.log"), "-w", "-o", options, "start"])
   const stop = async () => run("pg_ctl", ["-D", dir, "-m", "fast", "-w", "stop"])
   await start()
@@ -106,7 +107,7 @@ export const benchDatabase = async (name: string, options: { readonly persistent
       await cluster.start()
     },
     close: async () => {
-      if (process.env.BENCH_STATS && existsSync(join(dir, "data", "server.log"))) {
+      if ((process.env.BENCH_STATS || process.env.BENCH_PG_OPTIONS) && existsSync(join(dir, "data", "server.log"))) {
         writeFileSync(`/tmp/recon-bench-${name}-server.log`, readFileSync(join(dir, "data", "server.log")))
       }
       await runOn(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`DROP DATABASE ${dbName} WITH (FORCE)`) })).catch(() => {})

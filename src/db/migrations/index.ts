@@ -23,6 +23,7 @@ import matchPass from "./0020_match_pass.ts"
 import statusCountSlots from "./0021_status_count_slots.ts"
 import balanceChain from "./0022_balance_chain.ts"
 import templateVersionChanges from "./0023_template_version_changes.ts"
+import planCaching from "./0025_plan_caching.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -46,5 +47,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 20, name: "match_pass", statements: matchPass },
   { id: 21, name: "status_count_slots", statements: statusCountSlots },
   { id: 22, name: "balance_chain", statements: balanceChain },
-  { id: 23, name: "template_version_changes", statements: templateVersionChanges }
+  { id: 23, name: "template_version_changes", statements: templateVersionChanges },
+  { id: 25, name: "plan_caching", statements: planCaching }
 ]

@@ -1,0 +1,87 @@
+// Sequential probe (figures only): one worker, one wallet, N pushes one after another, each a
+// distinct SMS to a deposit waiting for it: webhook → 200 per push, and GET /health/live for the
+// HTTP stack alone. Where the time of one acknowledgement goes when nothing else runs.
+// PROBE_N (default 400), BENCH_PG=15|embedded, RECON_DIR for another checkout.
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { Agent, request as httpRequest } from "node:http"
+import { join } from "node:path"
+import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
+import { benchDatabase, cpuTicks, hangulName, loadAverage, percentile, pushTry, reconEntry, sleep, startService, waitFor } from "./support.ts"
+
+const N = Number(process.env.PROBE_N ?? 400)
+/** PROBE_GAP_MS: a pause after each answer, so the SMS's parse, match and approval are over before the next push. */
+const GAP_MS = Number(process.env.PROBE_GAP_MS ?? 0)
+const TOKEN = "bench-recon-token-0123456789"
+const SECRET = "bench-secret"
+const db = await benchDatabase("probe")
+await db.run(Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`INSERT INTO recon.shooter_device (device_id, trusted) VALUES ('probe', true)`
+  yield* sql`INSERT INTO recon.shooter_push (device_id, format, secret) VALUES ('probe', 'smsforwarder', ${SECRET})`
+  yield* sql`INSERT INTO recon.shooter_phone (phone) VALUES ('16449999')`
+  const rows = JSON.stringify(Array.from({ length: N }, (_, i) => ({ name: hangulName(i), amount: 10_000 + i })))
+  yield* sql`WITH x AS (SELECT * FROM jsonb_to_recordset(${rows}::jsonb) AS x(name text, amount bigint)),
+      p AS (INSERT INTO recon.player (name) SELECT name FROM x RETURNING id, name)
+    INSERT INTO recon.deposit (player_id, from_bank_owner, amount) SELECT p.id, p.name, x.amount FROM p JOIN x ON x.name = p.name`
+}))
+const wallet = await startService("wallet", "SVC_WALLET_PORT", { DATABASE_URL: db.url, SVC_INTERNAL_SERVICE_TOKEN_RECON: TOKEN })
+const worker = await startService("worker", "SVC_PUSH_PORT", {
+  DATABASE_URL: db.url, SVC_WORKER_HEARTBEAT_FILE: join(db.dir, "worker.heartbeat"),
+  SVC_INTERNAL_SERVICE_TOKEN_RECON: TOKEN, WALLET_SERVICE_URL: wallet.base, ADMIN_SERVICE_URL: "http://127.0.0.1:9"
+})
+if (!(await waitFor(`${wallet.base}/health`)) || !(await waitFor(`${worker.base}/health/ready`, 120_000))) throw new Error("services did not start")
+const agent = new Agent({ keepAlive: true, maxSockets: 4 })
+const get = (path: string) => new Promise<void>((done) => {
+  httpRequest({ host: "127.0.0.1", port: worker.port, path, agent }, (r) => { r.resume(); r.on("end", () => done()) }).end()
+})
+const live: Array<number> = []
+for (let i = 0; i < N; i++) {
+  const t0 = performance.now()
+  await get("/health/live")
+  live.push(performance.now() - t0)
+}
+const push: Array<number> = []
+const ticksBefore = [cpuTicks(worker.child.pid!), cpuTicks(wallet.child.pid!)]
+let stamp = Date.now() - 60_000
+for (let i = 0; i < N; i++) {
+  const text = `[Web발신]\n[KB]11/29 10:00\n834702**717\n${hangulName(i)}\n입금\n${(10_000 + i).toLocaleString("en")}\n잔액${(1_000_000 + i).toLocaleString("en")}`
+  const body = Buffer.from(smsForwarderFormBody({ from: "16449999", content: text, orgContent: text, timestamp: ++stamp, secret: SECRET }))
+  const t0 = performance.now()
+  const status = await pushTry(worker.port, "/push/probe", body, agent, 8_000)
+  if (status !== 200) throw new Error(`push answered ${status}`)
+  push.push(performance.now() - t0)
+  if (process.env.PROBE_TRACE) console.log(`trace ${hangulName(i)} ${(performance.timeOrigin + t0).toFixed(1)} ${(performance.timeOrigin + performance.now()).toFixed(1)}`)
+  if (GAP_MS > 0) await sleep(GAP_MS)
+}
+/** The first tenth left out (warming up). */
+const f = (xs: Array<number>) => {
+  const s = xs.slice(Math.floor(xs.length / 10)).sort((a, b) => a - b)
+  return `p50 ${percentile(s, 50).toFixed(2)} ms, p90 ${percentile(s, 90).toFixed(2)} ms, p99 ${percentile(s, 99).toFixed(2)} ms`
+}
+console.log(`${db.server}; ${reconEntry()}; load ${loadAverage()}`)
+console.log(`GET /health/live sequential: ${f(live)}`)
+console.log(`push sequential (webhook → 200): ${f(push)}`)
+// Clock ticks of 10 ms; the last SMS's work may still be running, hence the count after a pause.
+await sleep(1_000)
+const perSms = (pid: number, before: number) => `${(((cpuTicks(pid) - before) * 10) / N).toFixed(2)} ms`
+console.log(`CPU per SMS: the worker ${perSms(worker.child.pid!, ticksBefore[0]!)}, the wallet ${perSms(wallet.child.pid!, ticksBefore[1]!)}`)
+if (process.env.BENCH_STATS) {
+  const top = await db.run(Effect.gen(function*() {
+    return yield* (yield* SqlClient.SqlClient)<{ calls: string; total: string; mean: string; query: string }>`SELECT calls::text,
+        round(total_exec_time::numeric, 1)::text AS total, round(mean_exec_time::numeric, 3)::text AS mean, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 120) AS query
+      FROM pg_stat_statements WHERE calls >= ${N} ORDER BY total_exec_time DESC LIMIT 40`
+  }))
+  for (const row of top) console.log(`   ${row.total.padStart(8)} ms  ${row.calls.padStart(6)} calls  ${row.mean.padStart(8)} ms/call  ${row.query}`)
+  // With BENCH_PG_OPTIONS="-c track_functions=all": each function's own time and its total.
+  const functions = await db.run(Effect.gen(function*() {
+    return yield* (yield* SqlClient.SqlClient)<{ name: string; calls: string; total: string; self: string }>`SELECT schemaname || '.' || funcname AS name,
+        calls::text, round(total_time::numeric, 1)::text AS total, round(self_time::numeric, 1)::text AS self
+      FROM pg_stat_user_functions ORDER BY self_time DESC LIMIT 20`
+  }))
+  for (const row of functions) console.log(`   ${row.self.padStart(8)} ms own, ${row.total.padStart(8)} ms in all  ${row.calls.padStart(6)} calls  ${row.name}`)
+}
+agent.destroy()
+for (const s of [worker, wallet]) s.child.kill("SIGTERM")
+await Promise.all([worker.exited, wallet.exited])
+await db.close()
