@@ -1,6 +1,7 @@
 // Numbered, forward-only migrations applied in one transaction under a transaction-scoped
 // advisory lock, so several processes starting together on a fresh database are safe; then, in the
-// same transaction, the repeatable definitions (src/db/sql/) whose text changed since last applied.
+// same transaction, the repeatable definitions (src/db/sql/) whose text changed since last applied
+// (none of a version lower than the one recorded: an older release's process during an upgrade).
 import { createHash } from "node:crypto"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -36,16 +37,17 @@ export const runMigrations = Effect.fn("runMigrations")(function*() {
       names.push(`${String(migration.id).padStart(4, "0")}_${migration.name}`)
     }
     // recon.schema_definition is migration 0024's.
-    const recorded = new Map((yield* sql<{ name: string; checksum: string }>`SELECT name, checksum FROM recon.schema_definition`)
-      .map((row) => [row.name, row.checksum]))
+    const recorded = new Map((yield* sql<{ name: string; version: number; checksum: string }>`
+      SELECT name, version, checksum FROM recon.schema_definition`).map((row) => [row.name, row]))
     const redefined: Array<string> = []
     for (const definition of definitions) {
       const checksum = definitionChecksum(definition)
-      if (recorded.get(definition.name) === checksum) continue
+      const last = recorded.get(definition.name)
+      if (last !== undefined && (last.checksum === checksum || Number(last.version) > definition.version)) continue
       yield* sql.unsafe(definition.statement)
-      yield* sql`INSERT INTO recon.schema_definition (name, checksum) VALUES (${definition.name}, ${checksum})
-        ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()`
-      redefined.push(definition.name)
+      yield* sql`INSERT INTO recon.schema_definition (name, version, checksum) VALUES (${definition.name}, ${definition.version}, ${checksum})
+        ON CONFLICT (name) DO UPDATE SET version = excluded.version, checksum = excluded.checksum, applied_at = now()`
+      redefined.push(`${definition.name} v${definition.version}`)
     }
     if (redefined.length > 0) yield* Effect.logInfo(`definitions applied: ${redefined.join(", ")}`)
     return names

@@ -138,8 +138,9 @@ describe("upgrade from an earlier release", () => {
 
         const applied = yield* Effect.promise(() => sql(db, (client) => client<{ id: number }>`SELECT id FROM recon.schema_migrations ORDER BY id`))
         assert.deepStrictEqual(applied.map((row) => Number(row.id)), migrations.map((m) => m.id))
-        const defined = yield* Effect.promise(() => sql(db, (client) => client<{ name: string; checksum: string }>`SELECT name, checksum FROM recon.schema_definition ORDER BY name`))
-        assert.deepStrictEqual(defined, definitions.map((d) => ({ name: d.name, checksum: definitionChecksum(d) })).sort((a, b) => a.name.localeCompare(b.name)))
+        const defined = yield* Effect.promise(() => sql(db, (client) => client<{ name: string; version: number; checksum: string }>`
+          SELECT name, version, checksum FROM recon.schema_definition ORDER BY name`))
+        assert.deepStrictEqual(defined, definitions.map((d) => ({ name: d.name, version: d.version, checksum: definitionChecksum(d) })).sort((a, b) => a.name.localeCompare(b.name)))
 
         const fresh = yield* Effect.promise(() => createMigratedDatabase("upgrade_fresh"))
         assert.deepStrictEqual(yield* Effect.promise(() => schemaOf(db)), yield* Effect.promise(() => schemaOf(fresh)))
