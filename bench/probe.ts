@@ -68,11 +68,13 @@ const perSms = (pid: number, before: number) => `${(((cpuTicks(pid) - before) * 
 console.log(`CPU per SMS: the worker ${perSms(worker.child.pid!, ticksBefore[0]!)}, the wallet ${perSms(wallet.child.pid!, ticksBefore[1]!)}`)
 if (process.env.BENCH_STATS) {
   const top = await db.run(Effect.gen(function*() {
-    return yield* (yield* SqlClient.SqlClient)<{ calls: string; total: string; mean: string; query: string }>`SELECT calls::text,
-        round(total_exec_time::numeric, 1)::text AS total, round(mean_exec_time::numeric, 3)::text AS mean, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 120) AS query
-      FROM pg_stat_statements WHERE calls >= ${N} ORDER BY total_exec_time DESC LIMIT 40`
+    return yield* (yield* SqlClient.SqlClient)<{ calls: string; total: string; mean: string; plans: string; planning: string; query: string }>`SELECT calls::text,
+        round(total_exec_time::numeric, 1)::text AS total, round(mean_exec_time::numeric, 3)::text AS mean,
+        plans::text, round(total_plan_time::numeric, 1)::text AS planning, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 100) AS query
+      FROM pg_stat_statements WHERE calls >= ${N} ORDER BY total_exec_time + total_plan_time DESC LIMIT 40`
   }))
-  for (const row of top) console.log(`   ${row.total.padStart(8)} ms  ${row.calls.padStart(6)} calls  ${row.mean.padStart(8)} ms/call  ${row.query}`)
+  // Planning counted with BENCH_PG_OPTIONS="-c pg_stat_statements.track_planning=on".
+  for (const row of top) console.log(`   ${row.total.padStart(8)} ms  ${row.calls.padStart(6)} calls  ${row.mean.padStart(8)} ms/call; planned ${row.plans.padStart(5)} times, ${row.planning.padStart(6)} ms  ${row.query}`)
   // With BENCH_PG_OPTIONS="-c track_functions=all": each function's own time and its total.
   const functions = await db.run(Effect.gen(function*() {
     return yield* (yield* SqlClient.SqlClient)<{ name: string; calls: string; total: string; self: string }>`SELECT schemaname || '.' || funcname AS name,

@@ -6,7 +6,7 @@
 import { Result } from "effect"
 import { cpus, loadavg } from "node:os"
 import { RE2JS } from "re2js"
-import { builtins0012 as builtins } from "../src/db/migrations/0012_reader.ts"
+import { builtins0012 as builtins } from "../src/db/BuiltinTemplates.ts"
 import { knownNonDeposits } from "../src/domain/NonDeposits.ts"
 import { readingSteps } from "../src/domain/RuleCost.ts"
 import { normalizeSmsText } from "../src/domain/SmsText.ts"

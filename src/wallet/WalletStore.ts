@@ -1,6 +1,6 @@
 // The queries of wallet_service (DESIGN section 7): approving a pending deposit and crediting its
 // player in one transaction (wallet.agree, migration 0008, whose keys back every rule), several
-// such approvals in one transaction (wallet.agree_batch, migration 0017), and reading a balance.
+// such approvals in one transaction (wallet.agree_batch, src/db/sql/agree_batch.sql), and reading a balance.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { amountText, decodeRows } from "../db/Codecs.ts"

@@ -99,7 +99,7 @@ export class IngestStore extends Context.Service<IngestStore, {
     const sql = yield* SqlClient.SqlClient
 
     /**
-     * SMS stored by one statement (recon.ingest_sms_batch, migrations 0005 and 0017), their
+     * SMS stored by one statement (recon.ingest_sms_batch, src/db/sql/ingest_sms_batch.sql), their
      * signatures and traces with them: committed together when it succeeds, or inside the caller's
      * transaction. No NOTIFY: the worker that stores an SMS hands it to its own parse_loop, and a
      * NOTIFY per SMS would serialise every commit on PostgreSQL's notification queue.

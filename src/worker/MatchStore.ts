@@ -1,5 +1,5 @@
 // The queries of order_match_loop: a pass's whole decision in one statement (recon.match_pass,
-// migration 0017: parsed SMS and the unmatched ones a new deposit may fund claimed with SKIP
+// src/db/migrations/0024_match_pass_text.sql: parsed SMS and the unmatched ones a new deposit may fund claimed with SKIP
 // LOCKED and decided under the locks of their names, approving SMS leased for a wallet call), and
 // the wallet's answers recorded in small groups as they arrive. No transaction is ever open across
 // a call to another service.

@@ -1,4 +1,4 @@
-// Migration 0025: no function of the money path is planned again at every call. Before PostgreSQL
+// No function of the money path is planned again at every call. Before PostgreSQL
 // 18 a LANGUAGE sql function that is not inlined (one that writes, like recon.lease_due_sms, which
 // every pass of order_match_loop calls) is parsed and planned at each call; plpgsql keeps its plans
 // per connection. IMMUTABLE or STABLE one-expression SQL functions are inlined into their caller.
@@ -11,7 +11,7 @@ beforeAll(async () => {
   db = await createMigratedDatabase("plan_caching")
 }, 60_000)
 
-describe("plan caching (migration 0025)", () => {
+describe("plan caching", () => {
   it("no VOLATILE LANGUAGE sql function in recon or wallet: each would be planned again at every call on PostgreSQL 15 to 17", async () => {
     const found = await sql(db, (s) => Effect.map(s<{ name: string }>`
       SELECT n.nspname || '.' || p.proname AS name FROM pg_proc AS p

@@ -5,8 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { runMigrations } from "../../src/db/Migrations.ts"
-import { builtins0007, builtinUpsert } from "../../src/db/migrations/0007_parse.ts"
-import { builtins0012 } from "../../src/db/migrations/0012_reader.ts"
+import { builtins0007, builtins0012, builtinUpsert } from "../../src/db/BuiltinTemplates.ts"
 import { createTestDatabase, runSql } from "../support/database.ts"
 
 interface Row {

@@ -2,7 +2,7 @@
 // the numbers of a generated deposit with the ways banks print them.
 import { Result } from "effect"
 import fc from "fast-check"
-import { builtins0012 } from "../../src/db/migrations/0012_reader.ts"
+import { builtins0012 } from "../../src/db/BuiltinTemplates.ts"
 import type { LoadedTemplate } from "../../src/domain/SmsParse.ts"
 import { compileRule } from "../../src/domain/TemplateRule.ts"
 

@@ -1,5 +1,7 @@
-// The list of migrations, in order. Forward-only: a released migration is never edited, a new
-// change is a new file and a new line here.
+// The list of migrations, in order. Forward-only: a released migration is never edited (nor the
+// files it reads), a new change is a new file and a new line here; test/db/FrozenMigrations.test.ts
+// holds the released ones to their checksums. Stored functions the code calls are repeatable
+// definitions instead (src/db/sql/), applied after these whenever their text changes.
 import type { Migration } from "../Migrations.ts"
 import recon from "./0001_recon_tables.ts"
 import wallet from "./0002_wallet_tables.ts"
@@ -23,7 +25,7 @@ import matchPass from "./0020_match_pass.ts"
 import statusCountSlots from "./0021_status_count_slots.ts"
 import balanceChain from "./0022_balance_chain.ts"
 import templateVersionChanges from "./0023_template_version_changes.ts"
-import planCaching from "./0025_plan_caching.ts"
+import sqlFiles from "./0024_sql_files.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -48,5 +50,5 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 21, name: "status_count_slots", statements: statusCountSlots },
   { id: 22, name: "balance_chain", statements: balanceChain },
   { id: 23, name: "template_version_changes", statements: templateVersionChanges },
-  { id: 25, name: "plan_caching", statements: planCaching }
+  { id: 24, name: "sql_files", statements: sqlFiles }
 ]
