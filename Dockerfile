@@ -1,5 +1,5 @@
 # recon's container image: one image, the command chosen by the argument (recon, worker, admin,
-# wallet, migrate, probe, …); see README "Run it in containers" and docs/OPERATIONS.md.
+# wallet, migrate, probe, …); see docs/CONTAINERS.md and docs/OPERATIONS.md.
 #
 #   docker build -t recon .
 #   docker run --rm -e DATABASE_URL=postgres://… -e SVC_INTERNAL_SERVICE_TOKEN_RECON=… recon worker

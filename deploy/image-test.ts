@@ -313,7 +313,7 @@ const checkMetrics = async (ports: ReadonlyArray<number>) => {
   check("alerts.yml reads served metrics", missing.length === 0, missing.length === 0 ? `${read.size} names, all served` : `not served: ${missing.join(", ")}`)
 }
 
-/** README's first session, through the image: a phone, a whitelisted sender, a deposit, one SMS, approved. */
+/** docs/API.md's first session, through the image: a phone, a whitelisted sender, a deposit, one SMS, approved. */
 const approveOneSms = async (ports: { readonly recon: number; readonly push: number; readonly wallet: number }, adminToken: string, reconToken: string, cluster: EmbeddedCluster) => {
   const call = async (path: string, body: unknown) => {
     const response = await fetch(`http://127.0.0.1:${ports.recon}/internal/recon${path}`, {

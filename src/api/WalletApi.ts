@@ -1,6 +1,6 @@
 // The wallet_service API of DESIGN section 7 as a pure HttpApi definition: served by WalletServer,
 // and the source of the worker's typed WalletClient. Every route takes the recon caller's token.
-// Beyond DESIGN: /deposit/agree_batch, several approvals in one transaction (README).
+// Beyond DESIGN: /deposit/agree_batch, several approvals in one transaction (docs/API.md).
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { CallerAuth } from "./CallerAuth.ts"

@@ -9,7 +9,7 @@ export interface CommandEntry {
   readonly name: string
   /** Its lines in `recon help`. */
   readonly usage: ReadonlyArray<string>
-  /** `recon help NAME` / `recon NAME --help`: what it does and the keys it reads (README "Configuration"); undefined: its own. */
+  /** `recon help NAME` / `recon NAME --help`: what it does and the keys it reads (docs/CONFIGURATION.md); undefined: its own. */
   readonly help: string | undefined
   /** A long-running service: started with a small young generation (see main.ts). */
   readonly service: boolean

@@ -109,7 +109,7 @@ export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly max
   })
 
 /**
- * Each service's own pool (README "Database connections"): under `all` a burst on one service can
+ * Each service's own pool (docs/CONFIGURATION.md "Database connections"): under `all` a burst on one service can
  * not take the connections another needs for its health checks. Opened lazily, closed after 60 s
  * idle; the sum (48) fits PostgreSQL's default max_connections (100, 3 kept for superusers) twice.
  * The worker's: 4 held for long (listener locks, LISTEN, chatbot_poll_loop's lock and its

@@ -1,4 +1,4 @@
-// Pending deposits as the platform writes them (README, "Pending deposits"): a player found by name
+// Pending deposits as the platform writes them (docs/API.md, "Pending deposits"): a player found by name
 // or created, and a pending deposit for it; and the list of deposits, newest first.
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"

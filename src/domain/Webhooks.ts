@@ -78,7 +78,7 @@ const metadataHosts = new Set(["metadata", "metadata.google.internal", "metadata
  * A webhook URL as stored: http or https, no `user:password@` (the signature is how a receiver
  * knows recon), never a link-local, unspecified, multicast or metadata address. Loopback and
  * private addresses are accepted: a merchant's receiver often lives on the same private network,
- * and only an operator holding the admin token configures webhooks (README, "Webhooks").
+ * and only an operator holding the admin token configures webhooks (docs/WEBHOOKS.md).
  */
 export const checkWebhookUrl = (raw: string): Result.Result<string, UrlRefused> => {
   let url: URL

@@ -49,7 +49,7 @@ const contentCodings = (header: string | undefined): ReadonlyArray<string> =>
   (header ?? "").split(",").map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== "" && coding !== "identity")
 
 /**
- * The request with its body text read strictly (DESIGN section 4 and README, "well-formed text"):
+ * The request with its body text read strictly (DESIGN section 4 and docs/API.md, "What every port refuses"):
  * bytes that are not UTF-8, or JSON whose strings or keys hold a lone surrogate, are the 400
  * envelope (as a defect: the framework's body read has no error of ours). Everything else is the
  * request's own, inherited as `modify` views share it; `json` reads this `text`.

