@@ -76,8 +76,8 @@ const noTransaction: ReadonlyArray<Marker> = [
 // bank's `입금 30,000원 카카오페이` stays a deposit).
 const payApp = /카카오페이|카카오송금|토스(?!뱅크)|네이버페이|NPay|N페이|페이코|PAYCO|삼성페이|페이북|SSGPAY|쓱페이|스마일페이|L\.?PAY|엘페이|제로페이|머니송금/iu
 // `…님이 30,000원을 보냈어요`, `…님이 송금했어요`, `…님이 …원을 요청했어요`: a pay app telling of money
-// sent, requested or waiting (a bank's deposit says 입금).
-const payAppSent = /님이[^\n]*?(?:보냈|송금했|송금하였|요청했|요청하였|선물했)/u
+// sent, requested or waiting (a bank's deposit says 입금); the sentence may run over lines.
+const payAppSent = /님이[\s\S]*?(?:보냈|송금했|송금하였|요청했|요청하였|선물했)/u
 
 /** The text with the reading's neutral spans (headers, account names, the counterpart…) blanked out. */
 const residualOf = (reading: Reading): string => {

@@ -8,6 +8,7 @@ import { normalizePhone } from "./Phone.ts"
 import type { RuleSource } from "./Records.ts"
 import { factsOf, type Reading, readSms, type TransactionFacts } from "./SmsReader.ts"
 import { normalizeSmsText } from "./SmsText.ts"
+import { isReference } from "./SmsTokens.ts"
 import { type CompiledRule, maxTextLength, type RuleExtraction } from "./TemplateRule.ts"
 
 /** A template row with its rule compiled (or why it does not compile). */
@@ -210,6 +211,9 @@ export const payerName = (captured: string): { readonly name: string } | { reado
   // `김신혁 → 내 입출금통장(2856)`: the arrow and the holder's own account after it are no part of the name
   // (a template's group that ran past a line break takes them along).
   let name = captured.replace(/\s+/gu, " ").replace(/\s*(?:→|->|➡|⇒|▶|=>)\s*(?:내\s?.*|[가-힣A-Za-z]*(?:통장|계좌)\s?(?:\([\d*-]+\))?)$/u, "").trim()
+  // `coinpos365 지현주`: an aggregator's reference before the name is no part of it (SmsTokens.isReference).
+  const [first, ...rest] = name.split(" ")
+  if (rest.length > 0 && isReference(first!) && /\p{L}/u.test(rest.join(" "))) name = rest.join(" ")
   // `김철수님`: the honorific is no part of the name.
   if (name.length > 2 && name.endsWith("님")) name = name.slice(0, -1).trim()
   if (name === "") return { rejected: "the name is empty" }

@@ -4,7 +4,7 @@
 // merchant of outgoing money), the balance, the account as shown, the bank and the time. The
 // guard (DepositGuard.ts) judges the message from this same reading; the parse loop uses it last,
 // after the templates, for layouts no template knows. Pure.
-import { type Direction, type LabelSlot, type Role, type Token, tokenize, type TxnWord } from "./SmsTokens.ts"
+import { type Direction, isReference, type LabelSlot, type Role, type Token, tokenize, type TxnWord } from "./SmsTokens.ts"
 
 type Of<K extends Token["kind"]> = Extract<Token, { kind: K }>
 type TxnToken = Of<"txn">
@@ -57,12 +57,13 @@ const passable = new Set<Token["kind"]>(["word", "mark", "holder", "label", "not
 /** The amount a transaction word governs: after it (this line or the next), else before it on its line. */
 const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: ReadonlySet<Token>): Amount | undefined => {
   const txn = tokens[at]!
-  let passedWord = false
+  let words = 0
   let passedField = false
   for (let i = at + 1; i < tokens.length; i++) {
     const t = tokens[i]!
-    // This line or the next; one more when only a date, time or account lies between (`입금\n09/02 08:00\n12,000원`).
-    if (t.line > txn.line + (passedWord ? 1 : 2)) break
+    // Whatever the lines: the fields a transaction word reaches over are the same on one line as on
+    // several (`입금 급여 2,500,000`, `입금\n급여\n2,500,000`), at most two words of them.
+    if (t.kind === "word" && words === 2) break
     if (isAmount(t) && !balances.has(t)) {
       // A bare number is the amount only right after the word (KB: `입금\n141,000`, `FBS입금 1`).
       if (t.kind === "number" && passedField) break
@@ -70,7 +71,7 @@ const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: Read
       return t
     }
     if (!passable.has(t.kind)) break
-    if (t.kind === "word") passedWord = true
+    if (t.kind === "word") words++
     if (t.kind === "word" || t.kind === "date" || t.kind === "account") passedField = true
   }
   for (let i = at - 1; i >= 0; i--) {
@@ -100,8 +101,11 @@ const readBalances = (tokens: ReadonlyArray<Token>): Map<Token, Amount> => {
 
 /** The role word of a sentence push on the line of `txn` (`홍길동님이 … 보냈어요`). */
 const roleWordBefore = (tokens: ReadonlyArray<Token>, at: number): Of<"word"> | undefined => {
-  for (let i = at - 1; i >= 0 && tokens[i]!.line === tokens[at]!.line; i--) {
+  // The sentence may run over lines (`홍길동님이\n50,000원을\n보냈어요`): back to the previous
+  // transaction word or balance, whichever line it is on.
+  for (let i = at - 1; i >= 0; i--) {
     const t = tokens[i]!
+    if (t.kind === "txn" || t.kind === "balanceLabel") return undefined
     if (t.kind === "word" && t.role !== undefined) return t
   }
   return undefined
@@ -164,8 +168,12 @@ const nameLike = (tokens: ReadonlyArray<Token>, i: number, used: ReadonlySet<Tok
   const before = tokens[i - 1]
   const after = tokens[i + 1]
   if (before !== undefined && before.line === t.line) return true
-  // Alone on a later line, a footer or a name (the score tells); alone on the first, the app's header.
-  return (after === undefined || after.line !== t.line) && t.line > 0
+  // Before every transaction word, a bank's name that starts a line is the bank's tag (`농협\n입금1원`:
+  // `농협 입금1원` with its space a line break). After it, alone on its line, a footer or a name (the
+  // score tells); before a word on its line, the start of a name (`토스 포인트`, `국민 공지영`).
+  const firstTxn = tokens.findIndex((x) => x.kind === "txn")
+  if (t.line === 0 || (firstTxn >= 0 && i < firstTxn)) return false
+  return after === undefined || after.line !== t.line || after.kind === "word"
 }
 
 /** A bank's name alone on a line: a footer (`기업`, `케이뱅크`) more often than a person. */
@@ -185,6 +193,9 @@ const candidates = (tokens: ReadonlyArray<Token>, used: ReadonlySet<Token>): Arr
     // Numbers at either end are no part of a name (`CMS 00012` keeps its number inside).
     let first = i
     while (first <= last && tokens[first]!.kind === "number") first++
+    // A reference before a name on its line is no part of the name (an aggregator's `coinpos365 지현주`,
+    // the same fields as on two lines).
+    while (first < last && tokens[first]!.kind === "word" && isReference(tokens[first]!.text) && tokens[first + 1]!.kind === "word") first++
     let end = last
     while (end >= first && tokens[end]!.kind === "number") end--
     if (first <= end) found.push({ first, last: end })
@@ -213,8 +224,8 @@ const distance = (tokens: ReadonlyArray<Token>, c: Candidate, anchors: ReadonlyA
 }
 
 /** A reference such as `coinpos365` or `an-coinup-11` (a memo an aggregator prints before the payer), not a person. */
-const idLike = (text: string, tokens: ReadonlyArray<Token>, c: Candidate): boolean =>
-  /^[A-Za-z][A-Za-z0-9_-]*\d[A-Za-z0-9_-]*$/u.test(text.slice(tokens[c.first]!.start, tokens[c.last]!.end))
+const idLikeCandidate = (text: string, tokens: ReadonlyArray<Token>, c: Candidate): boolean =>
+  isReference(text.slice(tokens[c.first]!.start, tokens[c.last]!.end))
 
 const spanOf = (text: string, tokens: ReadonlyArray<Token>, c: Candidate, source: CounterpartSource): Counterpart => {
   const start = tokens[c.first]!.start
@@ -278,7 +289,8 @@ const arrowOf = (tokens: ReadonlyArray<Token>): Arrow | undefined => {
   // An arrow alone on its line (`김신혁\n→\n내\n입출금통장`) points to the lines after it (before it for `←`).
   const sameLine = all.filter(onLine)
   const side = sameLine.length > 0 ? sameLine : all
-  const stop = side.findIndex((t) => t.kind === "amount" || t.kind === "txn")
+  // The target ends at the next field (`→ 입출금통장(0000) 잔액 235,300원` on one line).
+  const stop = side.findIndex((t) => t.kind === "amount" || t.kind === "txn" || t.kind === "balanceLabel" || t.kind === "date" || t.kind === "time")
   const target = stop < 0 ? side : side.slice(0, stop)
   const own = target.some((t) => t.kind === "accountName") &&
     target.every((t) => t.kind === "accountName" || t.kind === "bank" || t.kind === "mark" || t.kind === "account")
@@ -286,7 +298,13 @@ const arrowOf = (tokens: ReadonlyArray<Token>): Arrow | undefined => {
 }
 
 /** Which way the money moved: any word of money out decides; a title must agree with its body; several amounts in are several transactions. */
-const movementOf = (tokens: ReadonlyArray<Token>, governing: ReadonlyArray<Governing>, title: number | undefined, arrow: Arrow | undefined): Movement => {
+const movementOf = (
+  tokens: ReadonlyArray<Token>,
+  governing: ReadonlyArray<Governing>,
+  title: number | undefined,
+  arrow: Arrow | undefined,
+  balanceValues: ReadonlySet<Token>
+): Movement => {
   const said = (at: number, meaning: string) => `"${tokens[at]!.text}" ${meaning}`
   const out = governing.find((g) => g.way === "out")
   if (out !== undefined) return { kind: "out", reason: said(out.at, out.meaning) }
@@ -296,8 +314,11 @@ const movementOf = (tokens: ReadonlyArray<Token>, governing: ReadonlyArray<Gover
   // Toss titles its pushes `송금` both ways: that title says nothing the body does not.
   if (titled?.way === "out" && (!titled.send || !bodyIn)) return { kind: "out", reason: `${bodyIn ? "the title " : ""}${said(title!, titled.meaning)}` }
   if (!bodyIn) return titled?.way === "in" ? { kind: "in" } : { kind: "none" }
-  // A title or a first line repeated in the body is one transaction (`입금 1,000원 … 전자금융입금 1,000`).
+  // A title or a first line repeated in the body is one transaction (`입금 1,000원 … 전자금융입금 1,000`);
+  // a title with an amount of its own that the body does not repeat is another (`입금\n10,000원\n입금\n20,000원`).
+  const titleAmount = titled?.way === "in" ? governedAmount(tokens, title!, balanceValues)?.value : undefined
   const amounts = new Set(governing.flatMap((g) => g.way === "in" && g.amount?.value !== undefined ? [g.amount.value] : []))
+  if (titleAmount !== undefined && amounts.size > 0) amounts.add(titleAmount)
   return amounts.size > 1 ? { kind: "several", amounts: [...amounts] } : { kind: "in" }
 }
 
@@ -346,7 +367,7 @@ const counterpartOf = (
   const anchors = governing.filter((g) => g.way === direction).flatMap((g) => g.amount === undefined ? [g.at] : [g.at, tokens.indexOf(g.amount)])
   const [best, next] = found
     .filter((c) => c.last - c.first < 4)
-    .map((c) => ({ c, d: distance(tokens, c, anchors, balanceValues) + (idLike(text, tokens, c) || bankLine(tokens, c) ? 1.5 : 0) }))
+    .map((c) => ({ c, d: distance(tokens, c, anchors, balanceValues) + (idLikeCandidate(text, tokens, c) || bankLine(tokens, c) ? 1.5 : 0) }))
     .sort((a, b) => a.d - b.d)
   if (best === undefined) return {}
   if (next === undefined || next.d > best.d) return { counterpart: spanOf(text, tokens, best.c, "position") }
@@ -373,7 +394,7 @@ export const readSms = (text: string): Reading => {
     governing.push({ at: i, ...wayOf(tokens, i), amount: governedAmount(tokens, i, balanceValues) ?? labelledAmount })
   }
   const arrow = arrowOf(tokens)
-  const movement = movementOf(tokens, governing, title, arrow)
+  const movement = movementOf(tokens, governing, title, arrow, balanceValues)
   if (title !== undefined && movement.kind === "in") neutral.push([tokens[title]!.start, tokens[title]!.end])
   // Sentence pushes: `홍길동님이 보낸 50,000원이 입금됐어요` — sent by the payer is no money sent.
   for (const g of governing) {

@@ -84,6 +84,13 @@ const bankAliases: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
 const bankByAlias = new Map<string, string>(
   bankAliases.flatMap(([bank, aliases]) => aliases.map((alias) => [alias.toLowerCase(), bank] as const))
 )
+/**
+ * A reference such as `coinpos365`, `an-coinup-11` or `otp8887`: Latin letters with digits, as an
+ * aggregator prints before the payer. Before a name on its line it is no part of the name; alone,
+ * it may be the payer (the reader scores it lower than a name).
+ */
+export const isReference = (text: string): boolean => /^[A-Za-z][A-Za-z0-9_-]*\d[A-Za-z0-9_-]*$/u.test(text)
+
 /** The bank a chunk names (`[KB]`, `농협`, `KB국민은행`), if any. */
 export const bankOf = (text: string): string | undefined => bankByAlias.get(text.replace(/\s+/gu, "").toLowerCase())
 
@@ -244,9 +251,14 @@ const bracketGroup = /[[<【［]([^\]>】］\n]{1,24})[\]>】］]|\(([^()\n]{1,2
 export const tokenize = (text: string): ReadonlyArray<Token> => {
   const tokens: Array<Token> = []
   let lineStart = 0
-  const lines = text.split("\n")
-  for (const [line, content] of lines.entries()) {
-    tokenizeLine(content, lineStart, line, tokens)
+  // Lines are counted without the blank ones: an empty line puts no distance between two fields
+  // (`입금 급여  2,500,000` with its spaces as line breaks reads as it does on one line).
+  let line = 0
+  for (const content of text.split("\n")) {
+    if (content.trim() !== "") {
+      tokenizeLine(content, lineStart, line, tokens)
+      line++
+    }
     lineStart += content.length + 1
   }
   return tokens
