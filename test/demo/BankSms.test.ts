@@ -23,7 +23,7 @@ import {
   withdrawalSms
 } from "../../src/demo/BankSms.ts"
 import { accountOf, type BalanceFact, compareEntries, entryOf, gapsOf } from "../../src/domain/BalanceSequence.ts"
-import { parseSms, templateSet } from "../../src/domain/SmsParse.ts"
+import { parseSms, templateSet } from "../../src/parse/SmsParse.ts"
 import { compactForComparison } from "../../src/domain/SmsText.ts"
 import { looseNameKey, suggest, type SuggestionReason } from "../../src/domain/Suggestions.ts"
 import { builtinTemplates } from "../support/parse.ts"

@@ -3,8 +3,8 @@
 import { Result } from "effect"
 import fc from "fast-check"
 import { builtins0012 } from "../../src/db/migrations/0012_reader.ts"
-import type { LoadedTemplate } from "../../src/domain/SmsParse.ts"
-import { compileRule } from "../../src/domain/TemplateRule.ts"
+import type { LoadedTemplate } from "../../src/parse/SmsParse.ts"
+import { compileRule } from "../../src/parse/TemplateRule.ts"
 
 export const builtins = builtins0012
 

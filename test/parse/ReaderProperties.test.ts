@@ -10,8 +10,8 @@
 //   trap stays a trap.
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
-import { parseSms, templateSet } from "../../src/domain/SmsParse.ts"
-import { bankOf } from "../../src/domain/SmsTokens.ts"
+import { parseSms, templateSet } from "../../src/parse/SmsParse.ts"
+import { bankOf } from "../../src/parse/SmsTokens.ts"
 import { bankCorpus, type CorpusRow, devCorpus } from "../support/corpus.ts"
 import { builtinTemplates } from "../support/parse.ts"
 

@@ -4,7 +4,7 @@
 // card texts, notices) refused by the guard. `CORPUS_REPORT=1 LOG_LEVEL=info` prints the result
 // per bank and kind (a green run is silent otherwise).
 import { assert, describe, it } from "@effect/vitest"
-import { parseSms, templateSet } from "../../src/domain/SmsParse.ts"
+import { parseSms, templateSet } from "../../src/parse/SmsParse.ts"
 import { bankCorpus, type CorpusRow, devCorpus } from "../support/corpus.ts"
 import { builtinTemplates } from "../support/parse.ts"
 

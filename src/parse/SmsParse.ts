@@ -2,12 +2,12 @@
 // in order (those whose sender is the SMS's sender first, then the rest; operator ones before the
 // built-ins), the first that extracts a payer name and an amount winning, and last the built-in
 // reader for layouts no template knows. Pure: the parse loop feeds it rows and writes back the outcome.
-import type { BalanceFact } from "./BalanceSequence.ts"
+import type { BalanceFact } from "../domain/BalanceSequence.ts"
 import { judge } from "./DepositGuard.ts"
-import { normalizePhone } from "./Phone.ts"
-import type { RuleSource } from "./Records.ts"
+import { normalizePhone } from "../domain/Phone.ts"
+import type { RuleSource } from "../domain/Records.ts"
 import { factsOf, type Reading, readSms, type TransactionFacts } from "./SmsReader.ts"
-import { normalizeSmsText } from "./SmsText.ts"
+import { normalizeSmsText } from "../domain/SmsText.ts"
 import { isReference } from "./SmsTokens.ts"
 import { type CompiledRule, maxTextLength, type RuleExtraction } from "./TemplateRule.ts"
 
