@@ -5,6 +5,7 @@
 // guard (DepositGuard.ts) judges the message from this same reading; the parse loop uses it last,
 // after the templates, for layouts no template knows. Pure.
 import { type Direction, isReference, type LabelSlot, type Role, type Token, tokenize, type TxnWord } from "./SmsTokens.ts"
+import { timeTextOf } from "./TransactionTime.ts"
 
 type Of<K extends Token["kind"]> = Extract<Token, { kind: K }>
 type TxnToken = Of<"txn">
@@ -193,9 +194,6 @@ const candidates = (tokens: ReadonlyArray<Token>, used: ReadonlySet<Token>): Arr
     // Numbers at either end are no part of a name (`CMS 00012` keeps its number inside).
     let first = i
     while (first <= last && tokens[first]!.kind === "number") first++
-    // A reference before a name on its line is no part of the name (an aggregator's `coinpos365 지현주`,
-    // the same fields as on two lines).
-    while (first < last && tokens[first]!.kind === "word" && isReference(tokens[first]!.text) && tokens[first + 1]!.kind === "word") first++
     let end = last
     while (end >= first && tokens[end]!.kind === "number") end--
     if (first <= end) found.push({ first, last: end })
@@ -425,18 +423,6 @@ export const readSms = (text: string): Reading => {
     counterpartDoubt: read.doubt,
     neutral
   }
-}
-
-/** The date and time as printed (`07/04 15:18`, `2026.12.11 22:05`, `08/07, 15:33`). */
-const timeTextOf = (text: string, tokens: ReadonlyArray<Token>): string | undefined => {
-  const date = tokens.findIndex((t) => t.kind === "date")
-  const time = tokens.findIndex((t, i) => t.kind === "time" && (date < 0 || i > date))
-  if (date < 0 && time < 0) return undefined
-  if (date < 0) return tokens[time]!.text
-  const d = tokens[date]!
-  const t = time < 0 ? undefined : tokens[time]!
-  if (t === undefined || time > date + 2) return d.text
-  return t.line === d.line ? text.slice(d.start, t.end) : `${d.text} ${t.text}`
 }
 
 // ---------------------------------------------------------------------------------------------

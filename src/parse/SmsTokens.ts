@@ -155,6 +155,8 @@ const roleOf = (particle: string | undefined): Role | undefined =>
 const numberPatterns: ReadonlyArray<readonly [RegExp, "date" | "time" | "account" | "amount" | "masked"]> = [
   [/\d{4}[./-]\d{1,2}[./-]\d{1,2}\.?/y, "date"],
   [/\d{1,2}:\d{2}(?::\d{2})?(?:\.\d{1,3})?/y, "time"],
+  // A 2-digit year (`26/08/10`), month and day checked, no digit after.
+  [/\d{2}[./](?:0?[1-9]|1[0-2])[./](?:0?[1-9]|[12]\d|3[01])(?![\d*#])/y, "date"],
   [/(?:0?[1-9]|1[0-2])[/.](?:0?[1-9]|[12]\d|3[01])(?![\d*#]|\.\d|,\d{3})/y, "date"],
   [/\d{1,2}월\d{1,2}일/y, "date"],
   // Masked (`352-****-4273-63`, `942902**347`, `*120000`, `####946`) or grouped by dashes (`110-496-922482`).

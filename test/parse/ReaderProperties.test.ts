@@ -10,7 +10,8 @@
 //   trap stays a trap.
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
-import { parseSms, templateSet } from "../../src/parse/SmsParse.ts"
+import { parseSms } from "../../src/parse/SmsParse.ts"
+import { templateSet } from "../../src/parse/Templates.ts"
 import { bankOf } from "../../src/parse/SmsTokens.ts"
 import { bankCorpus, type CorpusRow, devCorpus } from "../support/corpus.ts"
 import { builtinTemplates } from "../support/parse.ts"
@@ -103,9 +104,11 @@ describe("pay-app notices of money not yet in the account (issue 39)", () => {
  * - spaces as breaks keep the spaces inside the payer's name as printed (`KIM MINSU`, `토스 포인트`,
  *   `국민 공지영`): a two-word name split over two lines is indistinguishable from a name and a memo
  *   line (`KIM\nMINSU`, `새마을금\n시명길\n아미`), so no reader can be asked to tell them apart;
- * - breaks as spaces keep the break between the payer's name and a line of letters only that is no
- *   bank's or transaction's word (a memo: `새마을금 시명길\n아미`): on one line the memo would be a third
- *   word of the name. Every other break becomes a space, between the name and fields too;
+ * - breaks as spaces keep the break between the payer's name and a memo line: letters only and no
+ *   bank's or transaction's word (`새마을금 시명길\n아미`), or a reference of letters and digits (an
+ *   aggregator's `coinpos365\n지현주`): on one line the memo is a word of the name, exactly as a payer
+ *   who typed `shop2147 박석호` as their name. Every other break becomes a space, between the name and
+ *   fields too;
  * - the bank's name line is added only for a bank (not `unknown`), and removed only as a whole word
  *   (`KB국민은행 입금…` loses `KB국민은행`, not `KB국민`).
  */
@@ -119,7 +122,11 @@ const rewrites = (row: CorpusRow): ReadonlyArray<string> => {
   const spacesAsBreaks = guarded.replaceAll(" ", "\n").replaceAll(keep, " ")
   const lines = t.split("\n")
   const isName = (line: string) => names.some((n) => line.includes(n))
-  const memo = (line: string) => /^[\p{L}\s]+$/u.test(line) && !/입금|출금|이체|송금|잔액|알림|은행|뱅크/u.test(line) && bankOf(line) === undefined
+  // A memo: letters only, no bank's or transaction's word; or a reference of letters and digits
+  // (an aggregator's `coinpos365`: on one line with the name it reads as a payer typing it, `shop2147 박석호`).
+  const memo = (line: string) =>
+    (/^[\p{L}\s]+$/u.test(line) && !/입금|출금|이체|송금|잔액|알림|은행|뱅크/u.test(line) && bankOf(line) === undefined) ||
+    /^[A-Za-z][A-Za-z0-9_-]*\d[A-Za-z0-9_-]*$/u.test(line)
   const breaksAsSpaces = lines.reduce((text, line, i) => {
     if (i === 0) return line
     const prev = lines[i - 1]!

@@ -3,7 +3,7 @@
 import { Result } from "effect"
 import fc from "fast-check"
 import { builtins0012 } from "../../src/db/migrations/0012_reader.ts"
-import type { LoadedTemplate } from "../../src/parse/SmsParse.ts"
+import type { LoadedTemplate } from "../../src/parse/Templates.ts"
 import { compileRule } from "../../src/parse/TemplateRule.ts"
 
 export const builtins = builtins0012
