@@ -78,15 +78,14 @@ export const withdrawalSms = (payee: string, amount: number, balance: number, at
   `[Web발신]\n[KB]${seoulStamp(at)}\n${accountShown.KB}\n${payee}\n출금\n${grouped(amount)}\n잔액${grouped(balance)}`
 
 /**
- * Two 신협 layouts neither a built-in template nor the reader reads (two names after the deposit
- * word with no label to say which sent it, the amount alone on the next line: the reader finds two
- * places for the payer and leaves it to a person): the console's parse_failed queue, and what
- * "learn from the person" is for. (With `의뢰인`/`수취인` labels the reader reads them since issue 35.)
+ * Two 신협 layouts neither a built-in template nor the reader reads (two names on the line after the
+ * deposit word, the amount alone on the next): the console's parse_failed queue, and what "learn
+ * from the person" is for.
  */
 export const unreadableSms = (layout: 0 | 1, name: string, amount: number, balance: number, at: Date): string =>
   layout === 0
-    ? `[Web발신]\n신협 ${seoulStamp(at)}\n이체입금\n${name} / 한빛상사\n${grouped(amount)}\n잔고 ${grouped(balance)}`
-    : `[Web발신]\n[신협] ${seoulStamp(at)}\n이체입금\n${name}, 한빛상사\n${grouped(amount)}\n잔고:${grouped(balance)}`
+    ? `[Web발신]\n신협 ${seoulStamp(at)}\n이체입금\n의뢰인 ${name} 수취인 한빛상사\n${grouped(amount)}\n잔고 ${grouped(balance)}`
+    : `[Web발신]\n[신협] ${seoulStamp(at)}\n이체입금\n의뢰인:${name} 수취인:한빛상사\n${grouped(amount)}\n잔고:${grouped(balance)}`
 
 /** A deposit notice from the sender nobody whitelisted. */
 export const unknownSenderSms = (name: string, amount: number, balance: number, at: Date): string =>

@@ -59,12 +59,14 @@ const passable = new Set<Token["kind"]>(["word", "mark", "holder", "label", "not
 const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: ReadonlySet<Token>): Amount | undefined => {
   const txn = tokens[at]!
   let words = 0
+  let passedLabel = false
   let passedField = false
   for (let i = at + 1; i < tokens.length; i++) {
     const t = tokens[i]!
-    // Whatever the lines: the fields a transaction word reaches over are the same on one line as on
-    // several (`입금 급여 2,500,000`, `입금\n급여\n2,500,000`), at most two words of them.
-    if (t.kind === "word" && words === 2) break
+    // This line or the next; one more when only a date, time or account lies between
+    // (`입금\n09/02 08:00\n12,000원`), or one word alone (a memo: `입금 급여 2,500,000` with its spaces
+    // as line breaks). Past a label, or two words, the next line only: a labelled field stands between.
+    if (t.line > txn.line + (passedLabel || words > 1 ? 1 : 2)) break
     if (isAmount(t) && !balances.has(t)) {
       // A bare number is the amount only right after the word (KB: `입금\n141,000`, `FBS입금 1`).
       if (t.kind === "number" && passedField) break
@@ -73,6 +75,7 @@ const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: Read
     }
     if (!passable.has(t.kind)) break
     if (t.kind === "word") words++
+    if (t.kind === "label") passedLabel = true
     if (t.kind === "word" || t.kind === "date" || t.kind === "account") passedField = true
   }
   for (let i = at - 1; i >= 0; i--) {
