@@ -5,7 +5,7 @@
 import type { BalanceFact } from "../domain/BalanceSequence.ts"
 import { judge } from "./DepositGuard.ts"
 import type { RuleSource } from "../domain/Records.ts"
-import { factsOf, type Reading, readSms, type TransactionFacts } from "./SmsReader.ts"
+import { factsOf, nameRunsOn, type Reading, readSms, type TransactionFacts } from "./SmsReader.ts"
 import { normalizeSmsText } from "../domain/SmsText.ts"
 import { holderDoubt, payerName } from "./PayerName.ts"
 import type { TemplateSet } from "./Templates.ts"
@@ -163,6 +163,12 @@ export const parseSms = (sms: SmsToParse, templates: TemplateSet, report?: (r: P
     }
     if ("rejected" in name) {
       rejected.push({ template_id: template.id, reason: name.rejected })
+      continue
+    }
+    const runsOn = nameRunsOn(reading, name.name)
+    if (runsOn !== undefined) {
+      const reason = `the name read (${JSON.stringify(name.name)}) runs on into ${JSON.stringify(runsOn)} on the next line: one name over two lines, or a name and another field`
+      rejected.push({ template_id: template.id, reason })
       continue
     }
     if (/^0+(?:\.0+)?$/.test(extraction.amount)) {

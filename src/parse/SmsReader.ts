@@ -234,6 +234,39 @@ const spanOf = (text: string, tokens: ReadonlyArray<Token>, c: Candidate, source
   return { text: cleanName(text.slice(start, end)), start, end, source }
 }
 
+/**
+ * Another candidate that runs on from `chosen` with nothing between, on the line before or after,
+ * where the two may be one name broken over two lines: two words of Latin letters (`KIM\nMINSU`:
+ * names in Latin letters are printed with spaces, Korean names without, so a Hangul line after a
+ * Hangul name is a memo, as in `새마을금 시명길\n아미`), or a bank's name on the line just before
+ * (`토스\n포인트`, `국민\n공지영`: a remitting bank or the name's first word). No reader can tell
+ * which, so a person does. A reference (`coinpos365\n지현주`) is no name and does not count.
+ */
+const runOnOf = (text: string, tokens: ReadonlyArray<Token>, found: ReadonlyArray<Candidate>, chosen: Candidate): Candidate | undefined => {
+  const only = (c: Candidate, kind: Token["kind"]) => tokens.slice(c.first, c.last + 1).every((t) => t.kind === kind)
+  const latin = (c: Candidate) => only(c, "word") && /^[A-Za-z][A-Za-z .'-]*$/u.test(text.slice(tokens[c.first]!.start, tokens[c.last]!.end))
+  if (idLikeCandidate(text, tokens, chosen) || !only(chosen, "word")) return undefined
+  return found.find((c) => {
+    const line = tokens[c.first]!.line - tokens[chosen.first]!.line
+    if (c === chosen || idLikeCandidate(text, tokens, c)) return false
+    if (c.first === chosen.last + 1 && line === 1) return latin(c) && latin(chosen)
+    if (c.last + 1 === chosen.first && line === -1) return (latin(c) && latin(chosen)) || bankLine(tokens, c)
+    return false
+  })
+}
+
+/**
+ * What a name a template read runs on into (a word-only line before or after it, nothing between),
+ * if anything: the same doubt as the reader's own (`runOnOf`), for a template's group that took
+ * one line of a name broken over two.
+ */
+export const nameRunsOn = (reading: Reading, name: string): string | undefined => {
+  const found = candidates(reading.tokens, new Set<Token>())
+  const at = found.find((c) => spanOf(reading.text, reading.tokens, c, "position").text === name)
+  const other = at === undefined ? undefined : runOnOf(reading.text, reading.tokens, found, at)
+  return other === undefined ? undefined : spanOf(reading.text, reading.tokens, other, "position").text
+}
+
 /** A name as printed, without the brackets or marks around it (`(성시원)` → `성시원`, `홍길동)` → `홍길동`). */
 const cleanName = (name: string): string => {
   const trimmed = name.replace(/^[\s:：,|·-]+|[\s:：,|·.]+$/gu, "")
@@ -363,18 +396,27 @@ const counterpartOf = (
     // Nothing on the arrow's line (`김신혁\n→ 내 입출금통장`): the words on the nearest line that side.
     const side = sameLine.length > 0 ? sameLine : onSide
     const nearest = before ? side.at(-1) : side[0]
-    return nearest === undefined ? {} : { counterpart: spanOf(text, tokens, nearest, "arrow") }
+    if (nearest === undefined) return {}
+    const runOn = runOnOf(text, tokens, found, nearest)
+    if (runOn === undefined) return { counterpart: spanOf(text, tokens, nearest, "arrow") }
+    const [a, b] = [nearest, runOn].map((c) => JSON.stringify(spanOf(text, tokens, c, "arrow").text))
+    return { doubt: `two places that could hold the payer's name: ${a} and ${b}` }
   }
   const anchors = governing.filter((g) => g.way === direction).flatMap((g) => g.amount === undefined ? [g.at] : [g.at, tokens.indexOf(g.amount)])
-  const [best, next] = found
+  const plain = (c: Candidate) => !idLikeCandidate(text, tokens, c) && !bankLine(tokens, c)
+  const scored = found
     .filter((c) => c.last - c.first < 4)
-    .map((c) => ({ c, d: distance(tokens, c, anchors, balanceValues) + (idLikeCandidate(text, tokens, c) || bankLine(tokens, c) ? 1.5 : 0) }))
+    .map((c) => ({ c, d: distance(tokens, c, anchors, balanceValues) + (plain(c) ? 0 : 1.5) }))
     .sort((a, b) => a.d - b.d)
+  const [best, next] = scored
   if (best === undefined) return {}
-  if (next === undefined || next.d > best.d) return { counterpart: spanOf(text, tokens, best.c, "position") }
-  const a = spanOf(text, tokens, best.c, "position").text
-  const b = spanOf(text, tokens, next.c, "position").text
-  return { doubt: `two places that could hold the payer's name: ${JSON.stringify(a)} and ${JSON.stringify(b)}` }
+  const doubt = (other: Candidate) =>
+    `two places that could hold the payer's name: ${JSON.stringify(spanOf(text, tokens, best.c, "position").text)} and ${
+      JSON.stringify(spanOf(text, tokens, other, "position").text)
+    }`
+  if (next !== undefined && next.d <= best.d) return { doubt: doubt(next.c) }
+  const runOn = runOnOf(text, tokens, found, best.c)
+  return runOn === undefined ? { counterpart: spanOf(text, tokens, best.c, "position") } : { doubt: doubt(runOn) }
 }
 
 /** Reads a message in the form `normalizeSmsText` gives it. */

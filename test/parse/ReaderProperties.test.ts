@@ -161,6 +161,23 @@ describe("layout independence (issue 35)", () => {
     assert.match(o.detail.reason ?? "", /several transactions/u)
   })
 
+  it("a payer's name broken over lines (the rewrite the property leaves out) reads the same payer or goes to a person, never another", () => {
+    // `KIM\nMINSU`, `토스\n포인트`, `국민\n공지영`: the ambiguous rewrite, held to the rule that matters —
+    // an unsure message waits for a person. Names of Latin words, or starting with a bank's name; a
+    // Hangul name's words over two lines (`새마을금\n시명길`) read as a name and a memo, the known limit
+    // written in docs/PARSING.md (Korean names are printed without spaces; a Hangul line after a name
+    // is a memo in the real layouts, `새마을금 시명길\n아미`).
+    const brokenNames = (n: string) => n.includes(" ") && (/^[A-Za-z .'-]+$/u.test(n) || bankOf(n.split(" ")[0]!) !== undefined)
+    const split = deposits.filter((row) => row.names.some((n) => brokenNames(n) && row.text.includes(n)))
+    assert.isAtLeast(split.length, 7)
+    const wrong = split.flatMap((row) => {
+      const body = row.text.replaceAll(" ", "\n")
+      const o = parse(body)
+      return o.status === "parsed" && !(row.names.includes(o.payerName) && o.amount === row.amount) ? [`${JSON.stringify(body)}: ${o.payerName} ${o.amount}`] : []
+    })
+    assert.deepStrictEqual(wrong, [])
+  })
+
   it("every trap stays a trap under every rewrite", () => {
     const failures = traps.flatMap((row) => rewrites(row).flatMap((body) => {
       const o = parse(body)
