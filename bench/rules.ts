@@ -1,16 +1,16 @@
 // Benchmark of rule validation's bound (figures printed, nothing asserted): for the built-in
 // templates, a few lax rules a model might write and rules near and past the bound, the steps of
-// RE2's machine a character (what validation counts, src/domain/RuleCost.ts) beside what reading
+// RE2's machine a character (what validation counts, src/parse/RuleCost.ts) beside what reading
 // a 2,000-character text takes in time here, and what one validation costs.
 // node bench/rules.ts   — no database.
 import { Result } from "effect"
 import { cpus, loadavg } from "node:os"
 import { RE2JS } from "re2js"
 import { builtins0012 as builtins } from "../src/db/BuiltinTemplates.ts"
-import { knownNonDeposits } from "../src/domain/NonDeposits.ts"
-import { readingSteps } from "../src/domain/RuleCost.ts"
+import { knownNonDeposits } from "../src/parse/NonDeposits.ts"
+import { readingSteps } from "../src/parse/RuleCost.ts"
 import { normalizeSmsText } from "../src/domain/SmsText.ts"
-import { compileRule, estimateRuleSize, maxRuleSize, maxStepsPerChar, probeOf, validateRule } from "../src/domain/TemplateRule.ts"
+import { compileRule, estimateRuleSize, maxRuleSize, maxStepsPerChar, probeOf, validateRule } from "../src/parse/TemplateRule.ts"
 
 const report = (line: string) => console.log(line)
 /** The fastest of `tries` runs, in milliseconds (a pause of the process spoils one, not all). */

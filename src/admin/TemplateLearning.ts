@@ -1,5 +1,5 @@
 // Learning from the person (DESIGN section 11): after an SMS was read by eye, a template drafted
-// from that very message (domain/TemplateDraft.ts), tried on the other parse_failed SMS of its
+// from that very message (parse/TemplateDraft.ts), tried on the other parse_failed SMS of its
 // sender so the operator sees how many it would read, and, once the operator saves it, added
 // through recon's /shooter/template/recharge/add (which validates it again) with that sender, so
 // the next message of the layout is read without anyone. The SMS it reads can be read again at once.
@@ -8,9 +8,9 @@ import type { SqlError } from "effect/sql"
 import { ReconClient, type ReconRefused, type ReconUnavailable } from "../clients/ReconClient.ts"
 import { ReviewStore } from "./ReviewStore.ts"
 import { normalizeSmsText } from "../domain/SmsText.ts"
-import { draftTemplate } from "../domain/TemplateDraft.ts"
-import type { RuleExtraction } from "../domain/TemplateRule.ts"
-import { compileRule } from "../domain/TemplateRule.ts"
+import { draftTemplate } from "../parse/TemplateDraft.ts"
+import type { RuleExtraction } from "../parse/TemplateRule.ts"
+import { compileRule } from "../parse/TemplateRule.ts"
 import { type ApiFailure, fail } from "../api/Envelope.ts"
 import type { Template } from "../domain/Records.ts"
 

@@ -2,7 +2,7 @@
 // and accepts only a rule that validates on the sample and matches no known non-deposit message.
 import { Context, Data, Duration, Effect, flow, Layer, Option, Redacted, Result, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
-import { type CompiledRule, validateRule } from "../domain/TemplateRule.ts"
+import { type CompiledRule, validateRule } from "../parse/TemplateRule.ts"
 import { normalizeSmsText } from "../domain/SmsText.ts"
 import { callJson, clip, scrubber } from "./Upstream.ts"
 

@@ -15,7 +15,9 @@ export const stripWebSenderMarker = (text: string): string => text.replace(webSe
 
 // `보낸사람 : 15882100()` on its own first line (a forwarding template in use by operators: the
 // sender number, then a contact name in brackets, empty when unknown).
-const senderPrefixLine = /^\s*보낸\s*사람\s*[:：][^\n]*\n/u
+// The line goes only when the prefix is all it holds (one token, a bracketed name): with its line
+// breaks made spaces the message's first line may hold the body too (`보낸사람 : 15882100 농협 입금…`).
+const senderPrefixLine = /^\s*보낸\s*사람\s*[:：][^\S\n]*[^\s(]*(?:\([^)\n]{0,40}\))?[^\S\n]*\n/u
 // The same label on a single-line message: only the number-like token after it is the prefix.
 const senderPrefixInline = /^\s*보낸\s*사람\s*[:：][^\S\n]*[0-9+\-#*.]*(?:\([^)\n]{0,40}\))?/u
 

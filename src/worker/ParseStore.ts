@@ -7,7 +7,7 @@ import { Context, Duration, Effect, Layer, Option, Schema, SchemaTransformation 
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import type { BalanceFact } from "../domain/BalanceSequence.ts"
 import { RuleSource } from "../domain/Records.ts"
-import type { ParseOutcome } from "../domain/SmsParse.ts"
+import type { ParseOutcome } from "../parse/SmsParse.ts"
 import { DbId } from "../domain/PgValues.ts"
 import { countParses } from "../observability/Metrics.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"

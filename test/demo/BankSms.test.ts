@@ -23,7 +23,8 @@ import {
   withdrawalSms
 } from "../../src/demo/BankSms.ts"
 import { accountOf, type BalanceFact, compareEntries, entryOf, gapsOf } from "../../src/domain/BalanceSequence.ts"
-import { parseSms, templateSet } from "../../src/domain/SmsParse.ts"
+import { parseSms } from "../../src/parse/SmsParse.ts"
+import { templateSet } from "../../src/parse/Templates.ts"
 import { compactForComparison } from "../../src/domain/SmsText.ts"
 import { looseNameKey, suggest, type SuggestionReason } from "../../src/domain/Suggestions.ts"
 import { builtinTemplates } from "../support/parse.ts"

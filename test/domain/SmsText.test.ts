@@ -141,6 +141,16 @@ describe("normalizeForDuplicates", () => {
     )
   })
 
+  it("a first line holding the prefix and the body keeps the body (the line goes only when the prefix is all it holds)", () => {
+    // Two deposits that differ only on the first line were one duplicate when the whole line went.
+    assert.strictEqual(stripSenderPrefix("보낸사람 : 15882100 농협 입금10,000원 잔액3,710,000원\n아미").trimStart(), "농협 입금10,000원 잔액3,710,000원\n아미")
+    assert.notStrictEqual(
+      normalizeForDuplicates("보낸사람 : 15882100 농협 입금10,000원 잔액3,710,000원\n아미"),
+      normalizeForDuplicates("보낸사람 : 15882100 농협 입금20,000원 잔액3,720,000원\n아미")
+    )
+    assert.strictEqual(stripSenderPrefix("보낸사람 : 15882100(농협)\n농협 입금10,000원"), "농협 입금10,000원")
+  })
+
   it("keeps bodies with different balances (잔액) different", () => {
     const first = "[Web발신]\n농협 입금10,000원\n07/04 15:18 352-****-4273-63 신동수 잔액3,710,000원"
     const second = "[Web발신]\n농협 입금10,000원\n07/04 15:18 352-****-4273-63 신동수 잔액3,720,000원"

@@ -3,8 +3,8 @@
 import { Result } from "effect"
 import fc from "fast-check"
 import { builtins0012 } from "../../src/db/BuiltinTemplates.ts"
-import type { LoadedTemplate } from "../../src/domain/SmsParse.ts"
-import { compileRule } from "../../src/domain/TemplateRule.ts"
+import type { LoadedTemplate } from "../../src/parse/Templates.ts"
+import { compileRule } from "../../src/parse/TemplateRule.ts"
 
 export const builtins = builtins0012
 

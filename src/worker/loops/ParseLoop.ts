@@ -1,4 +1,4 @@
-// parse_loop (DESIGN sections 6 and 8): reads the `received` SMS (domain/SmsParse.ts: the
+// parse_loop (DESIGN sections 6 and 8): reads the `received` SMS (parse/SmsParse.ts: the
 // never-a-deposit guard, the templates, the built-in reader) and writes what it read: `parsed`
 // (bank, payer name, amount, the transaction time and balance printed, which reader), `ignored`
 // (outgoing money or no transaction) or `parse_failed` (a deposit no reader reads), each with its
@@ -24,8 +24,9 @@ import { SqlClient, SqlError } from "effect/sql"
 import { BalanceStore } from "../../db/BalanceStore.ts"
 import { isDatabaseAway } from "../../db/Database.ts"
 import type { BalanceFact } from "../../domain/BalanceSequence.ts"
-import { balanceFactOf, type LoadedTemplate, parseSms, templateSet, type TemplateSet } from "../../domain/SmsParse.ts"
-import { compileRule } from "../../domain/TemplateRule.ts"
+import { balanceFactOf, parseSms } from "../../parse/SmsParse.ts"
+import { type LoadedTemplate, templateSet, type TemplateSet } from "../../parse/Templates.ts"
+import { compileRule } from "../../parse/TemplateRule.ts"
 import { ParseStore, type ReceivedSms, type TemplateRow } from "../ParseStore.ts"
 import { endsLoopOnFailure, Kicks, type Loop, Worker } from "./Loop.ts"
 

@@ -4,8 +4,8 @@
 // dates, times, balances, account numbers; masks; white space) generalised. Pure: the rule is
 // validated like any operator's (RE2, extracts from the sample, the never-a-deposit guard).
 import { Result } from "effect"
-import { parseAmount } from "./Money.ts"
-import { normalizeSmsText } from "./SmsText.ts"
+import { parseAmount } from "../domain/Money.ts"
+import { normalizeSmsText } from "../domain/SmsText.ts"
 import { type CompiledRule, validateRule } from "./TemplateRule.ts"
 
 // Amounts as banks print them, with or without thousands separators.

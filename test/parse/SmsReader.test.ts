@@ -5,10 +5,11 @@
 // the balance facts of outgoing messages, and the reader's doubts.
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
-import { classifyTransaction, describeVerdict, readTransaction } from "../../src/domain/DepositGuard.ts"
-import { parseSms, templateSet } from "../../src/domain/SmsParse.ts"
-import { readSms } from "../../src/domain/SmsReader.ts"
-import { bankOf } from "../../src/domain/SmsTokens.ts"
+import { classifyTransaction, describeVerdict, readTransaction } from "../../src/parse/DepositGuard.ts"
+import { parseSms } from "../../src/parse/SmsParse.ts"
+import { templateSet } from "../../src/parse/Templates.ts"
+import { readSms } from "../../src/parse/SmsReader.ts"
+import { bankOf } from "../../src/parse/SmsTokens.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
 import { builtinTemplates, type DepositNumbers, depositNumbers, money, two } from "../support/parse.ts"
 

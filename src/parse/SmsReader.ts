@@ -4,7 +4,8 @@
 // merchant of outgoing money), the balance, the account as shown, the bank and the time. The
 // guard (DepositGuard.ts) judges the message from this same reading; the parse loop uses it last,
 // after the templates, for layouts no template knows. Pure.
-import { type Direction, type LabelSlot, type Role, type Token, tokenize, type TxnWord } from "./SmsTokens.ts"
+import { type Direction, isReference, type LabelSlot, type Role, type Token, tokenize, type TxnWord } from "./SmsTokens.ts"
+import { timeTextOf } from "./TransactionTime.ts"
 
 type Of<K extends Token["kind"]> = Extract<Token, { kind: K }>
 type TxnToken = Of<"txn">
@@ -57,12 +58,15 @@ const passable = new Set<Token["kind"]>(["word", "mark", "holder", "label", "not
 /** The amount a transaction word governs: after it (this line or the next), else before it on its line. */
 const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: ReadonlySet<Token>): Amount | undefined => {
   const txn = tokens[at]!
-  let passedWord = false
+  let words = 0
+  let passedLabel = false
   let passedField = false
   for (let i = at + 1; i < tokens.length; i++) {
     const t = tokens[i]!
-    // This line or the next; one more when only a date, time or account lies between (`입금\n09/02 08:00\n12,000원`).
-    if (t.line > txn.line + (passedWord ? 1 : 2)) break
+    // This line or the next; one more when only a date, time or account lies between
+    // (`입금\n09/02 08:00\n12,000원`), or one word alone (a memo: `입금 급여 2,500,000` with its spaces
+    // as line breaks). Past a label, or two words, the next line only: a labelled field stands between.
+    if (t.line > txn.line + (passedLabel || words > 1 ? 1 : 2)) break
     if (isAmount(t) && !balances.has(t)) {
       // A bare number is the amount only right after the word (KB: `입금\n141,000`, `FBS입금 1`).
       if (t.kind === "number" && passedField) break
@@ -70,7 +74,8 @@ const governedAmount = (tokens: ReadonlyArray<Token>, at: number, balances: Read
       return t
     }
     if (!passable.has(t.kind)) break
-    if (t.kind === "word") passedWord = true
+    if (t.kind === "word") words++
+    if (t.kind === "label") passedLabel = true
     if (t.kind === "word" || t.kind === "date" || t.kind === "account") passedField = true
   }
   for (let i = at - 1; i >= 0; i--) {
@@ -100,8 +105,11 @@ const readBalances = (tokens: ReadonlyArray<Token>): Map<Token, Amount> => {
 
 /** The role word of a sentence push on the line of `txn` (`홍길동님이 … 보냈어요`). */
 const roleWordBefore = (tokens: ReadonlyArray<Token>, at: number): Of<"word"> | undefined => {
-  for (let i = at - 1; i >= 0 && tokens[i]!.line === tokens[at]!.line; i--) {
+  // The sentence may run over lines (`홍길동님이\n50,000원을\n보냈어요`): back to the previous
+  // transaction word or balance, whichever line it is on.
+  for (let i = at - 1; i >= 0; i--) {
     const t = tokens[i]!
+    if (t.kind === "txn" || t.kind === "balanceLabel") return undefined
     if (t.kind === "word" && t.role !== undefined) return t
   }
   return undefined
@@ -164,8 +172,12 @@ const nameLike = (tokens: ReadonlyArray<Token>, i: number, used: ReadonlySet<Tok
   const before = tokens[i - 1]
   const after = tokens[i + 1]
   if (before !== undefined && before.line === t.line) return true
-  // Alone on a later line, a footer or a name (the score tells); alone on the first, the app's header.
-  return (after === undefined || after.line !== t.line) && t.line > 0
+  // Before every transaction word, a bank's name that starts a line is the bank's tag (`농협\n입금1원`:
+  // `농협 입금1원` with its space a line break). After it, alone on its line, a footer or a name (the
+  // score tells); before a word on its line, the start of a name (`토스 포인트`, `국민 공지영`).
+  const firstTxn = tokens.findIndex((x) => x.kind === "txn")
+  if (t.line === 0 || (firstTxn >= 0 && i < firstTxn)) return false
+  return after === undefined || after.line !== t.line || after.kind === "word"
 }
 
 /** A bank's name alone on a line: a footer (`기업`, `케이뱅크`) more often than a person. */
@@ -213,13 +225,46 @@ const distance = (tokens: ReadonlyArray<Token>, c: Candidate, anchors: ReadonlyA
 }
 
 /** A reference such as `coinpos365` or `an-coinup-11` (a memo an aggregator prints before the payer), not a person. */
-const idLike = (text: string, tokens: ReadonlyArray<Token>, c: Candidate): boolean =>
-  /^[A-Za-z][A-Za-z0-9_-]*\d[A-Za-z0-9_-]*$/u.test(text.slice(tokens[c.first]!.start, tokens[c.last]!.end))
+const idLikeCandidate = (text: string, tokens: ReadonlyArray<Token>, c: Candidate): boolean =>
+  isReference(text.slice(tokens[c.first]!.start, tokens[c.last]!.end))
 
 const spanOf = (text: string, tokens: ReadonlyArray<Token>, c: Candidate, source: CounterpartSource): Counterpart => {
   const start = tokens[c.first]!.start
   const end = tokens[c.last]!.end
   return { text: cleanName(text.slice(start, end)), start, end, source }
+}
+
+/**
+ * Another candidate that runs on from `chosen` with nothing between, on the line before or after,
+ * where the two may be one name broken over two lines: two words of Latin letters (`KIM\nMINSU`:
+ * names in Latin letters are printed with spaces, Korean names without, so a Hangul line after a
+ * Hangul name is a memo, as in `새마을금 시명길\n아미`), or a bank's name on the line just before
+ * (`토스\n포인트`, `국민\n공지영`: a remitting bank or the name's first word). No reader can tell
+ * which, so a person does. A reference (`coinpos365\n지현주`) is no name and does not count.
+ */
+const runOnOf = (text: string, tokens: ReadonlyArray<Token>, found: ReadonlyArray<Candidate>, chosen: Candidate): Candidate | undefined => {
+  const only = (c: Candidate, kind: Token["kind"]) => tokens.slice(c.first, c.last + 1).every((t) => t.kind === kind)
+  const latin = (c: Candidate) => only(c, "word") && /^[A-Za-z][A-Za-z .'-]*$/u.test(text.slice(tokens[c.first]!.start, tokens[c.last]!.end))
+  if (idLikeCandidate(text, tokens, chosen) || !only(chosen, "word")) return undefined
+  return found.find((c) => {
+    const line = tokens[c.first]!.line - tokens[chosen.first]!.line
+    if (c === chosen || idLikeCandidate(text, tokens, c)) return false
+    if (c.first === chosen.last + 1 && line === 1) return latin(c) && latin(chosen)
+    if (c.last + 1 === chosen.first && line === -1) return (latin(c) && latin(chosen)) || bankLine(tokens, c)
+    return false
+  })
+}
+
+/**
+ * What a name a template read runs on into (a word-only line before or after it, nothing between),
+ * if anything: the same doubt as the reader's own (`runOnOf`), for a template's group that took
+ * one line of a name broken over two.
+ */
+export const nameRunsOn = (reading: Reading, name: string): string | undefined => {
+  const found = candidates(reading.tokens, new Set<Token>())
+  const at = found.find((c) => spanOf(reading.text, reading.tokens, c, "position").text === name)
+  const other = at === undefined ? undefined : runOnOf(reading.text, reading.tokens, found, at)
+  return other === undefined ? undefined : spanOf(reading.text, reading.tokens, other, "position").text
 }
 
 /** A name as printed, without the brackets or marks around it (`(성시원)` → `성시원`, `홍길동)` → `홍길동`). */
@@ -278,7 +323,8 @@ const arrowOf = (tokens: ReadonlyArray<Token>): Arrow | undefined => {
   // An arrow alone on its line (`김신혁\n→\n내\n입출금통장`) points to the lines after it (before it for `←`).
   const sameLine = all.filter(onLine)
   const side = sameLine.length > 0 ? sameLine : all
-  const stop = side.findIndex((t) => t.kind === "amount" || t.kind === "txn")
+  // The target ends at the next field (`→ 입출금통장(0000) 잔액 235,300원` on one line).
+  const stop = side.findIndex((t) => t.kind === "amount" || t.kind === "txn" || t.kind === "balanceLabel" || t.kind === "date" || t.kind === "time")
   const target = stop < 0 ? side : side.slice(0, stop)
   const own = target.some((t) => t.kind === "accountName") &&
     target.every((t) => t.kind === "accountName" || t.kind === "bank" || t.kind === "mark" || t.kind === "account")
@@ -286,7 +332,13 @@ const arrowOf = (tokens: ReadonlyArray<Token>): Arrow | undefined => {
 }
 
 /** Which way the money moved: any word of money out decides; a title must agree with its body; several amounts in are several transactions. */
-const movementOf = (tokens: ReadonlyArray<Token>, governing: ReadonlyArray<Governing>, title: number | undefined, arrow: Arrow | undefined): Movement => {
+const movementOf = (
+  tokens: ReadonlyArray<Token>,
+  governing: ReadonlyArray<Governing>,
+  title: number | undefined,
+  arrow: Arrow | undefined,
+  balanceValues: ReadonlySet<Token>
+): Movement => {
   const said = (at: number, meaning: string) => `"${tokens[at]!.text}" ${meaning}`
   const out = governing.find((g) => g.way === "out")
   if (out !== undefined) return { kind: "out", reason: said(out.at, out.meaning) }
@@ -296,8 +348,11 @@ const movementOf = (tokens: ReadonlyArray<Token>, governing: ReadonlyArray<Gover
   // Toss titles its pushes `송금` both ways: that title says nothing the body does not.
   if (titled?.way === "out" && (!titled.send || !bodyIn)) return { kind: "out", reason: `${bodyIn ? "the title " : ""}${said(title!, titled.meaning)}` }
   if (!bodyIn) return titled?.way === "in" ? { kind: "in" } : { kind: "none" }
-  // A title or a first line repeated in the body is one transaction (`입금 1,000원 … 전자금융입금 1,000`).
+  // A title or a first line repeated in the body is one transaction (`입금 1,000원 … 전자금융입금 1,000`);
+  // a title with an amount of its own that the body does not repeat is another (`입금\n10,000원\n입금\n20,000원`).
+  const titleAmount = titled?.way === "in" ? governedAmount(tokens, title!, balanceValues)?.value : undefined
   const amounts = new Set(governing.flatMap((g) => g.way === "in" && g.amount?.value !== undefined ? [g.amount.value] : []))
+  if (titleAmount !== undefined && amounts.size > 0) amounts.add(titleAmount)
   return amounts.size > 1 ? { kind: "several", amounts: [...amounts] } : { kind: "in" }
 }
 
@@ -341,18 +396,27 @@ const counterpartOf = (
     // Nothing on the arrow's line (`김신혁\n→ 내 입출금통장`): the words on the nearest line that side.
     const side = sameLine.length > 0 ? sameLine : onSide
     const nearest = before ? side.at(-1) : side[0]
-    return nearest === undefined ? {} : { counterpart: spanOf(text, tokens, nearest, "arrow") }
+    if (nearest === undefined) return {}
+    const runOn = runOnOf(text, tokens, found, nearest)
+    if (runOn === undefined) return { counterpart: spanOf(text, tokens, nearest, "arrow") }
+    const [a, b] = [nearest, runOn].map((c) => JSON.stringify(spanOf(text, tokens, c, "arrow").text))
+    return { doubt: `two places that could hold the payer's name: ${a} and ${b}` }
   }
   const anchors = governing.filter((g) => g.way === direction).flatMap((g) => g.amount === undefined ? [g.at] : [g.at, tokens.indexOf(g.amount)])
-  const [best, next] = found
+  const plain = (c: Candidate) => !idLikeCandidate(text, tokens, c) && !bankLine(tokens, c)
+  const scored = found
     .filter((c) => c.last - c.first < 4)
-    .map((c) => ({ c, d: distance(tokens, c, anchors, balanceValues) + (idLike(text, tokens, c) || bankLine(tokens, c) ? 1.5 : 0) }))
+    .map((c) => ({ c, d: distance(tokens, c, anchors, balanceValues) + (plain(c) ? 0 : 1.5) }))
     .sort((a, b) => a.d - b.d)
+  const [best, next] = scored
   if (best === undefined) return {}
-  if (next === undefined || next.d > best.d) return { counterpart: spanOf(text, tokens, best.c, "position") }
-  const a = spanOf(text, tokens, best.c, "position").text
-  const b = spanOf(text, tokens, next.c, "position").text
-  return { doubt: `two places that could hold the payer's name: ${JSON.stringify(a)} and ${JSON.stringify(b)}` }
+  const doubt = (other: Candidate) =>
+    `two places that could hold the payer's name: ${JSON.stringify(spanOf(text, tokens, best.c, "position").text)} and ${
+      JSON.stringify(spanOf(text, tokens, other, "position").text)
+    }`
+  if (next !== undefined && next.d <= best.d) return { doubt: doubt(next.c) }
+  const runOn = runOnOf(text, tokens, found, best.c)
+  return runOn === undefined ? { counterpart: spanOf(text, tokens, best.c, "position") } : { doubt: doubt(runOn) }
 }
 
 /** Reads a message in the form `normalizeSmsText` gives it. */
@@ -373,7 +437,7 @@ export const readSms = (text: string): Reading => {
     governing.push({ at: i, ...wayOf(tokens, i), amount: governedAmount(tokens, i, balanceValues) ?? labelledAmount })
   }
   const arrow = arrowOf(tokens)
-  const movement = movementOf(tokens, governing, title, arrow)
+  const movement = movementOf(tokens, governing, title, arrow, balanceValues)
   if (title !== undefined && movement.kind === "in") neutral.push([tokens[title]!.start, tokens[title]!.end])
   // Sentence pushes: `홍길동님이 보낸 50,000원이 입금됐어요` — sent by the payer is no money sent.
   for (const g of governing) {
@@ -404,18 +468,6 @@ export const readSms = (text: string): Reading => {
     counterpartDoubt: read.doubt,
     neutral
   }
-}
-
-/** The date and time as printed (`07/04 15:18`, `2026.12.11 22:05`, `08/07, 15:33`). */
-const timeTextOf = (text: string, tokens: ReadonlyArray<Token>): string | undefined => {
-  const date = tokens.findIndex((t) => t.kind === "date")
-  const time = tokens.findIndex((t, i) => t.kind === "time" && (date < 0 || i > date))
-  if (date < 0 && time < 0) return undefined
-  if (date < 0) return tokens[time]!.text
-  const d = tokens[date]!
-  const t = time < 0 ? undefined : tokens[time]!
-  if (t === undefined || time > date + 2) return d.text
-  return t.line === d.line ? text.slice(d.start, t.end) : `${d.text} ${t.text}`
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 // formats modelled on them) is refused, every corpus deposit passes, names that merely contain a
 // word of a marker stay names, and what it says is a sentence a person can act on.
 import { assert, describe, it } from "@effect/vitest"
-import { classifyTransaction, describeVerdict } from "../../src/domain/DepositGuard.ts"
-import { knownNonDeposits } from "../../src/domain/NonDeposits.ts"
+import { classifyTransaction, describeVerdict } from "../../src/parse/DepositGuard.ts"
+import { knownNonDeposits } from "../../src/parse/NonDeposits.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
 import { bankCorpus, devCorpus } from "../support/corpus.ts"
 

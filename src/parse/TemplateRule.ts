@@ -14,10 +14,10 @@
 import { Result, Schema } from "effect"
 import { RE2JS } from "re2js"
 import { readingSteps } from "./RuleCost.ts"
-import { parseAmount } from "./Money.ts"
+import { parseAmount } from "../domain/Money.ts"
 import { knownNonDeposits } from "./NonDeposits.ts"
 import { classifyTransaction, describeVerdict } from "./DepositGuard.ts"
-import { normalizeSmsText } from "./SmsText.ts"
+import { normalizeSmsText } from "../domain/SmsText.ts"
 
 export interface RuleExtraction {
   readonly name: string

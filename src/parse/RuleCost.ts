@@ -10,7 +10,7 @@
 import type { RE2JS } from "re2js"
 
 // The instruction codes of re2js 2.10.0 (its Inst class; the version is pinned in package.json,
-// and test/domain/TemplateRule.test.ts pins counts that change if they do).
+// and test/parse/TemplateRule.test.ts pins counts that change if they do).
 const ALT = 1
 const ALT_MATCH = 2
 const CAPTURE = 3

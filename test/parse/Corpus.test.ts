@@ -4,7 +4,8 @@
 // card texts, notices) refused by the guard. `CORPUS_REPORT=1 LOG_LEVEL=info` prints the result
 // per bank and kind (a green run is silent otherwise).
 import { assert, describe, it } from "@effect/vitest"
-import { parseSms, templateSet } from "../../src/domain/SmsParse.ts"
+import { parseSms } from "../../src/parse/SmsParse.ts"
+import { templateSet } from "../../src/parse/Templates.ts"
 import { bankCorpus, type CorpusRow, devCorpus } from "../support/corpus.ts"
 import { builtinTemplates } from "../support/parse.ts"
 

@@ -3,7 +3,7 @@
 // generalised; the rule reads other messages of the layout and nothing it should not.
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
-import { draftRule, draftTemplate } from "../../src/domain/TemplateDraft.ts"
+import { draftRule, draftTemplate } from "../../src/parse/TemplateDraft.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
 
 const drafted = (body: string, name: string, amount: string) => {

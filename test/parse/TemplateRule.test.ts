@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import fc from "fast-check"
 import { RE2JS } from "re2js"
-import { knownNonDeposits } from "../../src/domain/NonDeposits.ts"
-import { readingSteps } from "../../src/domain/RuleCost.ts"
+import { knownNonDeposits } from "../../src/parse/NonDeposits.ts"
+import { readingSteps } from "../../src/parse/RuleCost.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
 import {
   compileRule,
@@ -14,7 +14,7 @@ import {
   probeOf,
   type RuleRejected,
   validateRule
-} from "../../src/domain/TemplateRule.ts"
+} from "../../src/parse/TemplateRule.ts"
 import { builtins } from "../support/parse.ts"
 
 const ok = (result: Result.Result<CompiledRule, RuleRejected>): CompiledRule => {

@@ -7,10 +7,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import fc from "fast-check"
-import { type LoadedTemplate, type ParseReport, parseSms, payerName, slowRuleMillis, readTransactionTime, seoulIso, templateSet } from "../../src/domain/SmsParse.ts"
+import { payerName } from "../../src/parse/PayerName.ts"
+import { type ParseReport, parseSms, slowRuleMillis } from "../../src/parse/SmsParse.ts"
+import { type LoadedTemplate, templateSet } from "../../src/parse/Templates.ts"
+import { readTransactionTime, seoulIso } from "../../src/parse/TransactionTime.ts"
 import { normalizeSmsText } from "../../src/domain/SmsText.ts"
-import { tokenize } from "../../src/domain/SmsTokens.ts"
-import { compileRule } from "../../src/domain/TemplateRule.ts"
+import { tokenize } from "../../src/parse/SmsTokens.ts"
+import { compileRule } from "../../src/parse/TemplateRule.ts"
 import { builtins as builtinList, builtinTemplates, type DepositNumbers, depositNumbers, money, two } from "../support/parse.ts"
 
 const builtins = templateSet(builtinTemplates)
@@ -170,7 +173,7 @@ const hangulName = fc.array(fc.constantFrom(...syllables), { minLength: 2, maxLe
 const latinWord = fc.array(fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZ"), { minLength: 2, maxLength: 8 }).map((s) => s.join(""))
 /**
  * Names whose every word is a word and nothing else (a name word that is itself a keyword or an
- * account's name, 예정, 변경, 계좌, is doubt, by design: test/domain/SmsReader.test.ts generates
+ * account's name, 예정, 변경, 계좌, is doubt, by design: test/parse/SmsReader.test.ts generates
  * real names with the guard's words inside them).
  */
 const innocent = (name: string) => name.split(" ").every((word) => tokenize(word).every((t) => t.kind === "word" || t.kind === "holder"))

@@ -7,6 +7,21 @@
 // `입금예정`, `체크카드출금`, `출금780,500원`); a keyword inside a longer word (`송금희`, `서예정`,
 // `공지영`, `이승인`) leaves it a word, so a payer's name is never read as a transaction.
 
+import {
+  accountNameChunk,
+  askedTxnChunk,
+  bankAliases,
+  cores,
+  fillerChunk,
+  headerBracket,
+  headerChunk,
+  labels,
+  noticeChunk,
+  sentenceEnd,
+  txnEndings,
+  typePrefixes
+} from "./Vocabulary.ts"
+
 /** How money moves for the account holder. */
 export type Direction = "in" | "out"
 
@@ -52,70 +67,25 @@ export type Token =
   | Span & { readonly kind: "word"; readonly role: Role | undefined }
 
 // ---------------------------------------------------------------------------------------------
-// Vocabulary
+// The vocabulary (Vocabulary.ts) as lookups and patterns
 // ---------------------------------------------------------------------------------------------
 
-/** The banks and the ways they name themselves in their messages (the bank name is the built-in templates'). */
-const bankAliases: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
-  ["KB국민", ["KB", "KB국민", "KB국민은행", "국민", "국민은행", "KB스타뱅킹", "KB스타", "스타뱅킹"]],
-  ["NH농협", ["농협", "NH", "NH농협", "NH농협은행", "농협은행", "NH스마트뱅킹", "NH올원뱅크", "지역농협"]],
-  ["신한", ["신한", "신한은행", "신한SOL", "SOL", "쏠"]],
-  ["우리", ["우리", "우리은행", "우리WON", "우리WON뱅킹", "WON뱅킹"]],
-  ["하나", ["하나", "하나은행", "하나원큐", "KEB하나", "KEB하나은행", "하나1Q"]],
-  ["IBK기업", ["IBK", "IBK기업", "IBK기업은행", "기업", "기업은행", "i-ONE"]],
-  ["카카오뱅크", ["카카오뱅크", "kakaobank"]],
-  ["토스뱅크", ["토스뱅크", "토스"]],
-  ["케이뱅크", ["케이뱅크", "K뱅크", "Kbank"]],
-  ["신협", ["신협", "신용협동조합"]],
-  ["새마을금고", ["새마을금고", "MG새마을금고", "MG", "새마을"]],
-  ["우체국", ["우체국", "우체국예금", "우정사업본부"]],
-  ["iM뱅크", ["iM뱅크", "아이엠뱅크", "대구은행", "대구", "DGB", "DGB대구은행"]],
-  ["KDB산업", ["KDB", "KDB산업", "KDB산업은행", "산업은행", "산업"]],
-  ["전북", ["전북", "전북은행", "JB"]],
-  ["부산", ["부산", "부산은행", "BNK부산", "BNK부산은행"]],
-  ["경남", ["경남", "경남은행", "BNK경남", "BNK경남은행"]],
-  ["광주", ["광주", "광주은행", "KJB"]],
-  ["제주", ["제주", "제주은행"]],
-  ["SC제일", ["SC제일", "SC제일은행", "SC", "SC은행", "제일은행"]],
-  ["수협", ["수협", "수협은행", "Sh수협", "Sh수협은행", "Sh"]],
-  ["씨티", ["씨티", "씨티은행", "한국씨티", "한국씨티은행", "Citi"]],
-  ["한국투자증권", ["한국투자", "한국투자증권"]]
-]
+const typePrefix = `(?:${typePrefixes.join("|")})`
+const txnEnding = `(?:${txnEndings.join("|")})*[.!]?`
+
 const bankByAlias = new Map<string, string>(
   bankAliases.flatMap(([bank, aliases]) => aliases.map((alias) => [alias.toLowerCase(), bank] as const))
 )
+/**
+ * A reference such as `coinpos365`, `an-coinup-11` or `otp8887`: Latin letters with digits, as an
+ * aggregator prints before the payer. Before a name on its line it is no part of the name; alone,
+ * it may be the payer (the reader scores it lower than a name).
+ */
+export const isReference = (text: string): boolean => /^[A-Za-z][A-Za-z0-9_-]*\d[A-Za-z0-9_-]*$/u.test(text)
+
 /** The bank a chunk names (`[KB]`, `농협`, `KB국민은행`), if any. */
 export const bankOf = (text: string): string | undefined => bankByAlias.get(text.replace(/\s+/gu, "").toLowerCase())
 
-// Kinds of 입금/출금 banks print before the word (KB above all): `전자금융입금`, `체크카드출금`…
-const typePrefix = String.raw`(?:전자금융|스마트폰|스마트|인터넷|모바일|CMS|무통장|FBS|타행|당행|ATM|창구|이체|대체|텔레뱅킹|폰뱅킹|급여|펌뱅킹|오픈뱅킹|자동|체크카드|체크|신용카드|지로|현금|해외|계좌|타발|당발|간편|카드|PG|CD|ARS|직불|예약|즉시|일괄|해외결제)`
-// What follows a transaction word in the same chunk: endings, particles, nouns (`입금됐어요`, `출금액`, `이체완료`).
-const txnEnding = String.raw`(?:완료|됨|됐어요|됐습니다|되었어요|되었습니다|되었음|되셨습니다|했어요|했습니다|하였습니다|하셨습니다|하였음|함|처리|내역|금액|액|건|을|를|이|가|에|로|으로|한|된|해요|했음|하였어요|성공|하고|하면|하여|해서|하신|하셨어요)*[.!]?`
-
-interface Core {
-  readonly pattern: string
-  readonly word: TxnWord
-}
-
-// The last core of a chunk decides (`이체입금` is in, `입금취소` a cancellation, `자동이체` out).
-const cores: ReadonlyArray<Core> = [
-  { pattern: "입금", word: { way: "in", meaning: "is money into the account (a deposit)" } },
-  { pattern: "들어왔(?:어요|습니다)", word: { way: "receive", meaning: "is money received" } },
-  { pattern: "받(?:았어요|았습니다|음|은)", word: { way: "receive", meaning: "is money received" } },
-  { pattern: "출금", word: { way: "out", meaning: "is money out of the account (a withdrawal)" } },
-  { pattern: "인출", word: { way: "out", meaning: "is money out of the account (a withdrawal)" } },
-  { pattern: "지급", word: { way: "out", meaning: "is money paid out of the account" } },
-  { pattern: "자동이체", word: { way: "out", meaning: "is a standing order paid out of the account" } },
-  { pattern: "이체(?=완료|됨|됐|되었|했|하였|함)", word: { way: "out", meaning: "is a transfer made from the account" } },
-  { pattern: "이체", word: { way: "neutral", meaning: "is a transfer that does not say which way" } },
-  { pattern: "송금", word: { way: "send", meaning: "is money sent from the account" } },
-  { pattern: "보(?:냈어요|냈습니다|냄|낸|내셨어요|내셨습니다|내드렸어요)", word: { way: "send", meaning: "is money sent from the account" } },
-  { pattern: "결제", word: { way: "out", meaning: "is a payment" } },
-  { pattern: "승인", word: { way: "out", meaning: "is a card approval" } },
-  { pattern: "일시불|할부", word: { way: "out", meaning: "belongs to a card approval" } },
-  { pattern: "사용", word: { way: "out", meaning: "is a card used at a merchant" } },
-  { pattern: "취소", word: { way: "out", meaning: "is a cancellation (of a card payment or of a deposit)" } }
-]
 const coreAlternation = cores.map((c) => c.pattern).join("|")
 const txnChunk = new RegExp(String.raw`^${typePrefix}*(?:${coreAlternation})(?:(?:${coreAlternation})|${txnEnding})*$`, "iu")
 /** A chunk whose letters end in a transaction word glued to digits (`송선한전자금융입금100`, `한국전력지로출금18,000`). */
@@ -141,38 +111,7 @@ const wordOf = (chunk: string): TxnWord | undefined => {
 }
 const cancellation = cores.find((c) => c.pattern === "취소")!.word
 
-// Notice words as whole chunks (with their endings and particles: `요청이`, `예정입니다`): never a
-// name, whatever slot they stand in. A keyword inside a longer word (`서예정`, `공지영`) stays a word.
-const noticeChunk = new RegExp(
-  String.raw`^(?:입금|출금|이체|송금|납부|결제)?(?:예정|예약|안내|공지|알림|점검|중단|휴면|해지|변경|전환|요청|부탁|바랍니다|기한|마감|대기|미입금|확인|납부|고지|청구|광고|인증|인증번호|비밀번호|주문|배송|상품|구매확정|수신거부|무료거부|서비스|실패|오류|거절|불능)+(?:입니다|합니다|됩니다|되었습니다|됐습니다|드립니다|드려요|해요|했어요|하세요|해주세요|하십시오|을|를|이|가|은|는|의|도|에|으로|서비스|금액|액|일|번호|내역|사항|중|완료|요청)*[.!]?$`,
-  "u"
-)
-/** `입금하세요`, `입금해`, `입금할`, `입금될`: 입금 asked for or announced, not made. */
-const askedTxnChunk =
-  /^(?:입금|출금|이체|송금)(?:하세요|해주세요|해|할|하실|하시기|하십시오|될|예정|대기|요청|바랍니다|기한)(?:입니다|합니다|됩니다|이|을|를|은|는|의|에|금액|액|일|내역|중|안내|서비스)*[.!]?$/u
-
-const labels: ReadonlyArray<readonly [RegExp, LabelSlot]> = [
-  [/^(?:보낸|보내는|보내신|입금|송금|의뢰|입금의뢰)(?:분|사람|인|자|자명|인명)$/u, "payer"],
-  [/^(?:적요|내용|메모|거래내용|입금내용|통장표시|통장메모)$/u, "payer"],
-  [/^(?:받는|받으신|받은)(?:분|사람|인)$|^수취인$/u, "recipient"],
-  [/^(?:금액|입금액|입금금액|거래금액|출금액|출금금액|이체금액|송금액|송금금액)$/u, "amount"],
-  [/^(?:일시|거래일시|입금일시|출금일시|거래시간|시간|일자|거래일자|날짜)$/u, "time"],
-  [/^(?:계좌|계좌번호|입금계좌|출금계좌|받는계좌|내계좌)$/u, "account"],
-  [/^(?:구분|거래구분|거래종류|거래유형)$/u, "kind"],
-  [/^(?:수수료|이체수수료|송금수수료)$/u, "fee"]
-]
 const labelOf = (chunk: string): LabelSlot | undefined => labels.find(([pattern]) => pattern.test(chunk))?.[1]
-
-// The account holder's own account by its product name (`입출금통장`, `모임통장(7710)`, `내 통장`).
-const accountNameChunk = /^(?:[가-힣A-Za-z0-9]+(?:통장|저금통|세이프박스|금고|지갑|계좌)(?:\(\d{2,6}\))?(?:에|으로|로|의)?|(?:통장|계좌)(?:\(\d{2,6}\))?(?:에|으로|로|의)?|내|나의|본인)$/u
-// A notification header: no transaction, no name (`입출금 알림`, `입출금알림`, `거래알림`).
-const headerChunk = /^(?:입출금|거래|계좌|입금|출금)?(?:알림|내역알림|알림톡)$|^(?:입출금)$/u
-
-const headerBracket = /^(?:web|국제|국외|해외)\s*발신$/iu
-/** The end of a sentence (`도착했어요`, `확인하십시오`). */
-const sentenceEnd = /(?:요|니다|세요|시오)[.!?]?$/u
-/** Words that only say a transaction went through (`입금 완료`): no name, no direction. */
-const fillerChunk = /^(?:완료|처리|처리완료|정상처리|되었습니다|됐습니다|됐어요|되었어요|됨|성공)[.!]?$/u
 
 /** What a chunk of letters is, read whole. */
 type LettersRead =
@@ -216,6 +155,8 @@ const roleOf = (particle: string | undefined): Role | undefined =>
 const numberPatterns: ReadonlyArray<readonly [RegExp, "date" | "time" | "account" | "amount" | "masked"]> = [
   [/\d{4}[./-]\d{1,2}[./-]\d{1,2}\.?/y, "date"],
   [/\d{1,2}:\d{2}(?::\d{2})?(?:\.\d{1,3})?/y, "time"],
+  // A 2-digit year (`26/08/10`), month and day checked, no digit after.
+  [/\d{2}[./](?:0?[1-9]|1[0-2])[./](?:0?[1-9]|[12]\d|3[01])(?![\d*#])/y, "date"],
   [/(?:0?[1-9]|1[0-2])[/.](?:0?[1-9]|[12]\d|3[01])(?![\d*#]|\.\d|,\d{3})/y, "date"],
   [/\d{1,2}월\d{1,2}일/y, "date"],
   // Masked (`352-****-4273-63`, `942902**347`, `*120000`, `####946`) or grouped by dashes (`110-496-922482`).
@@ -244,9 +185,14 @@ const bracketGroup = /[[<【［]([^\]>】］\n]{1,24})[\]>】］]|\(([^()\n]{1,2
 export const tokenize = (text: string): ReadonlyArray<Token> => {
   const tokens: Array<Token> = []
   let lineStart = 0
-  const lines = text.split("\n")
-  for (const [line, content] of lines.entries()) {
-    tokenizeLine(content, lineStart, line, tokens)
+  // Lines are counted without the blank ones: an empty line puts no distance between two fields
+  // (`입금 급여  2,500,000` with its spaces as line breaks reads as it does on one line).
+  let line = 0
+  for (const content of text.split("\n")) {
+    if (content.trim() !== "") {
+      tokenizeLine(content, lineStart, line, tokens)
+      line++
+    }
     lineStart += content.length + 1
   }
   return tokens
