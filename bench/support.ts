@@ -83,7 +83,14 @@ export const benchDatabase = async (name: string, options: { readonly persistent
   const parsed = new URL(serverUrl)
   parsed.pathname = `/${dbName}`
   const url = parsed.toString()
-  await runOn(url, runMigrations())
+  // RECON_DIR (another checkout's services): its own migrations, by its `recon migrate`, so an
+  // older tree is measured on the schema it shipped with, not on this tree's.
+  if (process.env.RECON_DIR) {
+    const migrated = spawnSync(process.execPath, [reconEntry(), "migrate"], { env: { PATH: process.env.PATH ?? "", DATABASE_URL: url, LOG_LEVEL: "warn" }, encoding: "utf8" })
+    if (migrated.status !== 0) throw new Error(`${reconEntry()} migrate failed: ${migrated.stderr || migrated.stdout}`)
+  } else {
+    await runOn(url, runMigrations())
+  }
   // BENCH_JIT=off: the database's default, whatever the services ask (an older tree's before/after without JIT).
   if (process.env.BENCH_JIT) {
     await runOn(serverUrl, Effect.gen(function*() { yield* (yield* SqlClient.SqlClient).unsafe(`ALTER DATABASE ${dbName} SET jit = ${process.env.BENCH_JIT === "off" ? "off" : "on"}`) }))
