@@ -459,6 +459,8 @@ describe("wallet calls run beside the passes", () => {
       // The database stops answering the worker: its recording statement waits (the SMS's row
       // locked by another session) and then loses its connection.
       const lock = yield* holdLock(db, (q) => q`SELECT id FROM recon.shooter_sms WHERE id = ${sms} FOR UPDATE`)
+      // Released on any failure too, so the worker's teardown never waits on it.
+      yield* Effect.addFinalizer(() => lock.release)
       standIn!.releaseHeld()
       const recording = () => query(db, (q) => q<{ pid: number }>`SELECT pid FROM pg_stat_activity
         WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE recon.shooter_sms AS s SET%'`)

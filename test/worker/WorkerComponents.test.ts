@@ -132,6 +132,8 @@ describe("the worker's components", () => {
     Effect.gen(function*() {
       const { registry, push, db } = yield* setUp("components-ingest-away")
       const lock = yield* holdTableLock(db, "recon.shooter_sms")
+      // Released on any failure too, so the worker's teardown never waits on it.
+      yield* Effect.addFinalizer(() => lock.release)
       const waiting = yield* Effect.forkChild(Effect.promise(() =>
         pushForwarder(push, "phone-1", { from: "01012345678", sms: "입금 3,000원 홍길동", timestamp: Date.now() - 1000 })
       ))
