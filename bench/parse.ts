@@ -24,6 +24,7 @@ import { normalizeSmsText } from "../src/domain/SmsText.ts"
 import { compileRule, estimateRuleSize, maxRuleSize } from "../src/parse/TemplateRule.ts"
 import { Kicks, loopStores, Worker } from "../src/worker/loops/Loop.ts"
 import { ParseInbox, ParseLoop } from "../src/worker/loops/ParseLoop.ts"
+import { HealthRegistry } from "../src/health/HealthRegistry.ts"
 import { benchDatabase } from "./support.ts"
 
 const BACKLOG = 100_000
@@ -137,7 +138,8 @@ try {
     loopStores.pipe(Layer.provideMerge(Layer.orDie(pgLayer(Redacted.make(db.url), { maxConnections: 4 })))),
     Worker.layer({ port: 0, heartbeatFile: join(db.dir, "hb"), chatbot: { enabled: false, token: undefined, apiUrl: "http://127.0.0.1:9", chatIds: [] }, walletUrl: "http://127.0.0.1:9", adminUrl: "http://127.0.0.1:9", callerToken: undefined, depositTtlHours: 24 }),
     ParseInbox.layer.pipe(Layer.provideMerge(Kicks.layer)),
-    FetchHttpClient.layer
+    FetchHttpClient.layer,
+    HealthRegistry.layer([])
   )
   const passes = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -3,7 +3,7 @@
 // any exit makes the worker not ready at once, as a loop's does (DESIGN section 8).
 import { Context, Deferred, Effect, type Fiber, Layer, type Option, type Scope } from "effect"
 import * as Supervisor from "./Supervisor.ts"
-import { HealthRegistry } from "../health/HealthRegistry.ts"
+import { HealthRegistry, type WorkRule } from "../health/HealthRegistry.ts"
 
 export interface ComponentsOptions {
   /** Restarts of one component allowed within 60 s before it escalates (default 5, as the loops'). */
@@ -14,9 +14,10 @@ export interface ComponentsOptions {
 export class Components extends Context.Service<Components, {
   /**
    * Runs `effect` (meant to run forever) as the component `name` until the scope closes: ready
-   * from its start, not ready from the moment it exits until it has been started again.
+   * from its start, not ready from the moment it exits until it has been started again; with a
+   * `rule`, also not ready while its work waits past the rule without progress.
    */
-  run<R>(name: string, effect: Effect.Effect<unknown, unknown, R>): Effect.Effect<void, never, R | Scope.Scope>
+  run<R>(name: string, effect: Effect.Effect<unknown, unknown, R>, rule?: WorkRule): Effect.Effect<void, never, R | Scope.Scope>
   /** The component's current fiber, if it is running (tests kill it through this). */
   fiber(name: string): Effect.Effect<Option.Option<Fiber.Fiber<unknown, unknown>>>
   /** Fails once a component has exceeded its restart intensity (the worker then exits with code 1). */
@@ -32,9 +33,9 @@ const make = Effect.fnUntraced(function*(options: ComponentsOptions) {
   const escalated = yield* Deferred.make<never, Supervisor.SupervisorEscalated>()
   const supervisors = new Map<string, Supervisor.Supervisor>()
 
-  const run = <R>(name: string, effect: Effect.Effect<unknown, unknown, R>) =>
+  const run = <R>(name: string, effect: Effect.Effect<unknown, unknown, R>, rule?: WorkRule) =>
     Effect.gen(function*() {
-      yield* registry.registerComponent(name)
+      yield* registry.registerComponent(name, rule)
       const context = yield* Effect.context<R>()
       const supervisor = yield* Supervisor.make({
         children: [{
@@ -49,10 +50,10 @@ const make = Effect.fnUntraced(function*(options: ComponentsOptions) {
         }],
         maxRestarts: options.maxRestarts,
         backoff: options.backoff,
-        onChildRestart: (child) => registry.reportRestart(child)
+        onChildRestart: (child) => registry.reportRestart(child),
+        escalateTo: escalated
       })
       supervisors.set(name, supervisor)
-      yield* Effect.forkScoped(supervisor.await.pipe(Effect.catch((error) => Deferred.fail(escalated, error))))
     })
 
   return Components.of({

@@ -1,6 +1,7 @@
 // Keeps one child fiber per key in step with a desired set (e.g. one listener per enabled push
 // registration): each reconcile starts new keys, stops removed ones and restarts crashed or changed ones.
-import { Cause, Equal, Effect, Exit, Fiber, FiberMap, Option, Semaphore } from "effect"
+import { Equal, Effect, type Fiber, FiberMap, Option, Semaphore } from "effect"
+import * as Supervisor from "./Supervisor.ts"
 
 export interface DynamicSupervisorOptions<K, S, R> {
   /** The child for one key; meant to run until it is stopped. */
@@ -29,8 +30,9 @@ export interface DynamicSupervisor<K, S> {
 export const make = Effect.fnUntraced(function*<K, S, R>(options: DynamicSupervisorOptions<K, S, R>) {
   const isSame = options.isSame ?? ((previous: S, next: S) => Equal.equals(previous, next))
   const children = yield* FiberMap.make<K, unknown, unknown>()
-  // Captures R now, so reconcile can start children without requirements of its own.
-  const runFork = yield* FiberMap.runtime(children)<R>()
+  // Captured now, so reconcile can start children without requirements of its own.
+  const context = yield* Effect.context<R>()
+  const scope = yield* Effect.scope
   // The spec each started key was last started with; a key here but absent from `children` crashed.
   const specs = new Map<K, S>()
   // Two overlapping reconciles could both start the same missing key.
@@ -38,17 +40,11 @@ export const make = Effect.fnUntraced(function*<K, S, R>(options: DynamicSupervi
 
   const start = (key: K, spec: S) => {
     specs.set(key, spec)
-    runFork(
-      key,
-      options.run(key, spec).pipe(
-        Effect.onExit((exit) =>
-          // Interruption is how reconcile and shutdown stop a child: not worth a warning.
-          Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)
-            ? Effect.void
-            : Effect.logWarning(`child ${String(key)} exited; restarting at the next reconcile`, exit)
-        )
-      )
-    )
+    return Supervisor.fork(
+      // Interruption is how reconcile and shutdown stop a child: a task's cancel, not worth a warning.
+      { name: `child ${String(key)} (restarted at the next reconcile)`, answer: "reconcile", lifetime: "task", scope, startImmediately: true },
+      Effect.provideContext(options.run(key, spec), context)
+    ).pipe(Effect.flatMap((fiber) => FiberMap.set(children, key, fiber)))
   }
 
   const reconcile = (desired: ReadonlyMap<K, S>) =>
@@ -72,7 +68,7 @@ export const make = Effect.fnUntraced(function*<K, S, R>(options: DynamicSupervi
         else continue
         // Wait for the old child to finish stopping, so old and new never hold the same resource.
         if (running) yield* FiberMap.remove(children, key)
-        start(key, spec)
+        yield* start(key, spec)
       }
       return { started, stopped, restarted, replaced }
     }))

@@ -1,6 +1,6 @@
 // One-for-one supervision of named, forever-running children: restart with backoff when a child
 // exits, and escalate past the restart intensity (OTP-style) so the process can exit with code 1.
-import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, FiberMap, FiberSet, Option, Pull, Schedule, Schema } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, FiberMap, FiberSet, Option, Pull, Schedule, Schema, type Scope } from "effect"
 
 export interface Child<R = never> {
   readonly name: string
@@ -20,6 +20,8 @@ export interface SupervisorOptions<R> {
   readonly onChildExit?: ((name: string, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>) | undefined
   /** Runs just before a restarted child starts; `restarts` counts this child's restarts so far. */
   readonly onChildRestart?: ((name: string, restarts: number) => Effect.Effect<void>) | undefined
+  /** Escalation goes here rather than to a deferred of its own (several supervisors, one `await`). */
+  readonly escalateTo?: Deferred.Deferred<never, SupervisorEscalated> | undefined
 }
 
 export interface Supervisor {
@@ -63,7 +65,7 @@ export const make = Effect.fnUntraced(function*<R>(options: SupervisorOptions<R>
   // Created before the keepers, so the scope (closing in reverse order) stops keepers first.
   const children = yield* FiberMap.make<string, unknown, unknown>()
   const keepers = yield* FiberSet.make<void, never>()
-  const escalated = yield* Deferred.make<never, SupervisorEscalated>()
+  const escalated = options.escalateTo ?? (yield* Deferred.make<never, SupervisorEscalated>())
   // Restart times of all children: intensity is supervisor-wide, as in OTP.
   let recentRestarts: Array<number> = []
 
@@ -127,3 +129,71 @@ export const make = Effect.fnUntraced(function*<R>(options: SupervisorOptions<R>
 /** Runs the children until the restart intensity is exceeded; interrupt it to shut down. */
 export const run = <R>(options: SupervisorOptions<R>): Effect.Effect<never, SupervisorEscalated, R> =>
   Effect.scoped(Effect.flatMap(make(options), (supervisor) => supervisor.await))
+
+/**
+ * Who answers for a fiber that ends unexpectedly (see {@link fork}): there is no third way.
+ * - `endsOwner`: the fiber lives beside its owner (a loop's or a component's own fiber); its
+ *   unexpected end interrupts the owner, whose supervisor restarts it with readiness false meanwhile.
+ * - `"restart"`: restarted here, after the default backoff, without end (a process without a
+ *   readiness to turn false: admin's feeds, the demo; and the worker's escalation watcher).
+ * - `"reconcile"`: a {@link DynamicSupervisor} child: its owner's next reconcile starts it again.
+ */
+export type Answer =
+  | { readonly endsOwner: Fiber.Fiber<unknown, unknown> }
+  | "restart"
+  | "reconcile"
+
+export interface ForkOptions {
+  /** For the logs. */
+  readonly name: string
+  readonly answer: Answer
+  /**
+   * `"forever"` (default): any end but its scope closing is unexpected, interruption by anyone
+   * else included. `"task"`: ending by itself is expected, and so is its starter interrupting it
+   * (a cancelled timer); failing or dying is not.
+   */
+  readonly lifetime?: "forever" | "task" | undefined
+  /** The scope it lives in; default the current one. */
+  readonly scope?: Scope.Scope | undefined
+  /** Runs at once in the caller's stack up to its first wait (a timer armed before the caller goes on). */
+  readonly startImmediately?: boolean | undefined
+}
+
+/**
+ * The one way a fiber is started in src/ (test/actors/Forks.test.ts holds this): forked into its
+ * scope, interrupted when the scope closes, and answered for by `answer` when it ends otherwise.
+ */
+export function fork<A, E, R>(options: ForkOptions & { readonly scope: Scope.Scope }, effect: Effect.Effect<A, E, R>): Effect.Effect<Fiber.Fiber<A, E>, never, R>
+export function fork<A, E, R>(options: ForkOptions, effect: Effect.Effect<A, E, R>): Effect.Effect<Fiber.Fiber<A, E>, never, R | Scope.Scope>
+export function fork<A, E, R>(options: ForkOptions, effect: Effect.Effect<A, E, R>): Effect.Effect<Fiber.Fiber<A, E>, never, R | Scope.Scope> {
+  return Effect.gen(function*() {
+    const scope = options.scope ?? (yield* Effect.scope)
+    const task = options.lifetime === "task"
+    const unexpected = (exit: Exit.Exit<unknown, unknown>): boolean => {
+      if (Exit.isSuccess(exit)) return !task
+      if (!Cause.hasInterruptsOnly(exit.cause)) return true
+      return !task && scope.state._tag !== "Closed"
+    }
+    const answered = (exit: Exit.Exit<A, E>): Effect.Effect<void> => {
+      if (!unexpected(exit)) return Effect.void
+      const logged = Effect.logError(`fiber ${options.name} ended unexpectedly`, exit)
+      const answer = options.answer
+      return typeof answer === "object" ? Effect.andThen(logged, Effect.sync(() => answer.endsOwner.interruptUnsafe())) : logged
+    }
+    const forkOptions = { startImmediately: options.startImmediately }
+    if (options.answer !== "restart") return yield* Effect.forkIn(Effect.onExit(effect, answered), scope, forkOptions)
+    // Restarted in the same fiber: its handle stays good for the caller.
+    const restarting = Effect.gen(function*() {
+      let step = yield* Schedule.toStep(defaultBackoff)
+      while (true) {
+        const exit = yield* Effect.exit(effect)
+        if (!unexpected(exit)) return yield* exit
+        yield* answered(exit)
+        const now = yield* Clock.currentTimeMillis
+        const [, delay] = yield* step(now, exit).pipe(Pull.catchDone(() => Effect.succeed([undefined, Duration.seconds(10)] as const)))
+        yield* Effect.sleep(delay)
+      }
+    })
+    return yield* Effect.forkIn(restarting, scope, forkOptions)
+  })
+}

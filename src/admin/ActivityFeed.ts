@@ -6,6 +6,7 @@
 // changed: the worker's own status changes (parsed, approving, approved) reach no other signal. A
 // change also refreshes top-info, so the counters move with it.
 import { Context, DateTime, Duration, Effect, Layer, Schedule } from "effect"
+import * as Supervisor from "../actors/Supervisor.ts"
 import { ReviewStore } from "./ReviewStore.ts"
 import { dieUnlessAway } from "../db/Database.ts"
 import { DATABASE_AWAY } from "../api/Envelope.ts"
@@ -58,7 +59,7 @@ const make = Effect.gen(function*() {
   yield* push(true).pipe(
     Effect.catchDefect((defect) => Effect.logError("activity push failed", defect)),
     Effect.repeat(Schedule.spaced(POLL)),
-    Effect.forkScoped
+    (poll) => Supervisor.fork({ name: "activity poll", answer: "restart" }, poll)
   )
 
   return {

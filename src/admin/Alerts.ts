@@ -4,6 +4,7 @@
 // every 10 s (an alert reaches the chat within that of its condition) and sends each new alert to
 // the chat once, across restarts and admin processes (admin.alert_notice).
 import { Context, DateTime, Duration, Effect, Layer, Schedule } from "effect"
+import * as Supervisor from "../actors/Supervisor.ts"
 import type { SqlError } from "effect/sql"
 import { TelegramClient } from "../clients/TelegramClient.ts"
 import type { AlertChatSettings } from "./Settings.ts"
@@ -137,6 +138,6 @@ export const AlertNotifierLive = (chat: AlertChatSettings | undefined) =>
       Effect.catch((error) => Effect.logWarning("alert notifier pass failed (the database is away?); the next pass comes", error)),
       Effect.catchDefect((defect) => Effect.logError("alert notifier pass failed", defect)),
       Effect.repeat(Schedule.spaced(NOTIFY_EVERY)),
-      Effect.forkScoped
+      (notifier) => Supervisor.fork({ name: "alert notifier", answer: "restart" }, notifier)
     )
   }))

@@ -81,12 +81,11 @@ export const makeClientHub = (options?: { readonly maxBuffered?: number | undefi
       Effect.suspend(() => {
         const client: Client = { connection, lastSeq: -1, gone: Deferred.makeUnsafe<void>() }
         clients.add(client)
-        return Effect.gen(function*() {
-          // Registered before the initial read starts, so no broadcast in between is missed.
-          yield* Effect.forkScoped(Effect.flatMap(initial, (message) => deliver(client, message)))
-          yield* Effect.raceFirst(reading, Deferred.await(client.gone))
-        }).pipe(
-          Effect.scoped,
+        // Registered before the initial read starts, so no broadcast in between is missed. The
+        // initial delivery runs beside the reading, in the same race (no fiber to die unseen): it
+        // never ends the race by succeeding, and its failure ends the connection's serving.
+        const first = Effect.andThen(Effect.flatMap(initial, (message) => deliver(client, message)), Effect.never)
+        return Effect.raceFirst(first, Effect.raceFirst(reading, Deferred.await(client.gone))).pipe(
           Effect.ensuring(Effect.sync(() => clients.delete(client)))
         )
       }),

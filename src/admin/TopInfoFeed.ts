@@ -2,6 +2,7 @@
 // every 10 s. Syncs that arrive while a read is running share the next read, so a burst of them
 // costs two reads, and each caller still gets counters read after it asked.
 import { Context, DateTime, Deferred, Duration, Effect, Exit, Layer, Schedule } from "effect"
+import * as Supervisor from "../actors/Supervisor.ts"
 import type { SqlError } from "effect/sql"
 import { dieUnlessAway } from "../db/Database.ts"
 import { DATABASE_AWAY } from "../api/Envelope.ts"
@@ -39,17 +40,22 @@ const make = Effect.gen(function*() {
         Effect.map(hub.broadcast(message), (clients) => failure === undefined ? Exit.succeed(clients) : Exit.fail(failure))
       ),
       Effect.flatMap((exit) => Deferred.done(done, exit)),
+      // A defect reaches the callers waiting (not the scope): the refresh itself never fails.
+      Effect.catchCause((cause) => Deferred.failCause(done, cause)),
+      Effect.asVoid,
       Effect.ensuring(Effect.suspend(() => {
         // The queued refresh starts only now, so it reads after every caller that joined it.
         running = queued
         queued = undefined
-        return running === undefined ? Effect.void : Effect.asVoid(Effect.forkIn(run(running), scope))
+        return running === undefined ? Effect.void : Effect.asVoid(refreshing(running))
       }))
     )
+  // Off the caller's fiber, so a caller that goes away cancels nobody's refresh.
+  const refreshing = (done: Refreshed) => Supervisor.fork({ name: "top-info refresh", answer: "restart", lifetime: "task", scope }, run(done))
   const refresh: Effect.Effect<number, SqlError.SqlError> = Effect.suspend(() => {
     if (running === undefined) {
       const done = (running = Deferred.makeUnsafe())
-      return Effect.andThen(Effect.forkIn(run(done), scope), Deferred.await(done))
+      return Effect.andThen(refreshing(done), Deferred.await(done))
     }
     queued ??= Deferred.makeUnsafe()
     return Deferred.await(queued)
@@ -60,7 +66,7 @@ const make = Effect.gen(function*() {
   const tick = refresh.pipe(Effect.ignore, Effect.catchDefect((defect) => Effect.logError("top-info push failed", defect)))
   yield* Effect.suspend(() => hub.size() > 0 ? tick : Effect.void).pipe(
     Effect.repeat(Schedule.spaced(TICK)),
-    Effect.forkScoped
+    (tick) => Supervisor.fork({ name: "top-info tick", answer: "restart" }, tick)
   )
 
   return {

@@ -8,6 +8,7 @@
 // Nothing here approves anything: the worker's loops and the wallet do that, exactly as for a
 // real phone.
 import { Effect, Layer, Redacted, Schedule } from "effect"
+import * as Supervisor from "../actors/Supervisor.ts"
 import { SqlClient } from "effect/sql"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
@@ -424,10 +425,10 @@ export const DemoLive = (ports: DemoPorts, settings: DemoSettings) =>
       ...(events === undefined ? [] : [events]),
       `demo             the sign-in is kept in ${SIGN_IN_FILE}, and said again in a few seconds and every 5 minutes.`
     ].join("\n"))
-    yield* Effect.forkScoped(simulate(ports.push, secrets))
+    yield* Supervisor.fork({ name: "demo phones", answer: "restart" }, simulate(ports.push, secrets))
     yield* Effect.sync(() => console.log(signIn)).pipe(
       Effect.delay(SAY_AGAIN_AFTER),
       Effect.andThen(Effect.sync(() => console.log(signIn)).pipe(Effect.delay(SAY_AGAIN_EVERY), Effect.forever)),
-      Effect.forkScoped
+      (saying) => Supervisor.fork({ name: "sign-in reminder", answer: "restart" }, saying)
     )
   }).pipe(Effect.orDie))

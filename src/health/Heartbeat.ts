@@ -20,7 +20,11 @@ export const HeartbeatLoop = Schema.Struct({
 /** A component (the LISTEN fiber, the heartbeat writer, the ingest batchers): up or not, no TTL. */
 export const HeartbeatComponent = Schema.Struct({
   state: LoopState,
-  restarts: Schema.Number
+  restarts: Schema.Number,
+  /** A component with a work rule (stale when work waits `stale_after_s` without progress; idle is never stale). */
+  waiting: Schema.optionalKey(Schema.Boolean),
+  stale_after_s: Schema.optionalKey(Schema.Number),
+  last_progress_at: Schema.optionalKey(Schema.NullOr(Schema.String))
 })
 
 export const HeartbeatJson = Schema.Struct({
@@ -48,7 +52,12 @@ export const toHeartbeatJson = (snapshot: HealthSnapshot, pid: number = process.
   ...(snapshot.components === undefined || snapshot.components.length === 0 ? {} : {
     components: Object.fromEntries(snapshot.components.map((component) => [component.name, {
       state: component.state,
-      restarts: component.restarts
+      restarts: component.restarts,
+      ...(component.work === undefined ? {} : {
+        waiting: component.work.waiting,
+        stale_after_s: Duration.toSeconds(component.work.staleAfter),
+        last_progress_at: Option.match(component.work.lastProgressAt, { onNone: () => null, onSome: DateTime.formatIso })
+      })
     }]))
   })
 })

@@ -1,10 +1,12 @@
 // The push endpoint's path into IngestStore: concurrent requests share statements. A few batchers,
 // one supervised component of readiness (`ingest_batchers`), take whatever queued while the
-// previous statements ran; nothing waits to fill a batch.
-import { Cause, Context, Deferred, Effect, Exit, Layer, Option, Queue } from "effect"
+// previous statements ran; nothing waits to fill a batch. Its freshness rule: SMS queued with no
+// batch answered for INGEST_STALE_AFTER is stale (readiness false); idle is never stale.
+import { Cause, Context, Deferred, Duration, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { SqlError } from "effect/sql"
 import { Components } from "../actors/Components.ts"
 import { isDatabaseAway } from "../db/Database.ts"
+import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { currentTraceparent } from "../observability/Tracing.ts"
 import { type Incoming, IngestStore, type NewSms, type Replay, type StoredSms } from "./IngestStore.ts"
 
@@ -12,6 +14,10 @@ import { type Incoming, IngestStore, type NewSms, type Replay, type StoredSms } 
 const MAX_BATCH = 64
 /** Statements in flight at once (each holds one pooled connection). */
 const BATCHERS = 4
+/** SMS queued this long with no batch answered: the batchers are stale (readiness false). */
+export const INGEST_STALE_AFTER = Duration.seconds(10)
+
+const NAME = "ingest_batchers"
 
 interface Pending extends Incoming {
   readonly done: Deferred.Deferred<StoredSms | Replay, SqlError.SqlError>
@@ -27,7 +33,15 @@ export class IngestBatchers extends Context.Service<IngestBatchers, {
   static readonly layer = Layer.effect(IngestBatchers, Effect.gen(function*() {
     const store = yield* IngestStore
     const components = yield* Components
+    const registry = yield* HealthRegistry
     const queue = yield* Queue.unbounded<Pending>()
+    // SMS queued or in a statement; the component's work waits while there are any.
+    let pending = 0
+    const settled = (count: number) =>
+      Effect.suspend(() => {
+        pending -= count
+        return Effect.andThen(registry.reportProgress(NAME), pending === 0 ? registry.reportWaiting(NAME, false) : Effect.void)
+      })
 
     const runBatch = (batch: ReadonlyArray<Pending>) =>
       store.storeMany(batch).pipe(
@@ -47,6 +61,7 @@ export class IngestBatchers extends Context.Service<IngestBatchers, {
       )
     const batcher = Effect.forever(Effect.flatMap(Queue.takeBetween(queue, 1, MAX_BATCH), (batch) =>
       runBatch(batch).pipe(
+        Effect.ensuring(settled(batch.length)),
         // A batcher that stops mid-batch (killed, or a defect) answers its requests rather than
         // leaving them waiting; the SMS still queued wait for the restarted batchers.
         Effect.onExit((exit) =>
@@ -56,13 +71,19 @@ export class IngestBatchers extends Context.Service<IngestBatchers, {
         )
       )))
     // One component: a batcher that exits takes the others down with it, and all are restarted together.
-    yield* components.run("ingest_batchers", Effect.all(Array.from({ length: BATCHERS }, () => batcher), { concurrency: "unbounded", discard: true }))
+    yield* components.run(NAME, Effect.all(Array.from({ length: BATCHERS }, () => batcher), { concurrency: "unbounded", discard: true }), {
+      staleAfter: INGEST_STALE_AFTER
+    })
 
     return IngestBatchers.of({
       ingestShared: (sms) =>
         Effect.gen(function*() {
           const done = yield* Deferred.make<StoredSms | Replay, SqlError.SqlError>()
-          yield* Queue.offer(queue, { sms, traceParent: yield* currentTraceparent, done })
+          const incoming = { sms, traceParent: yield* currentTraceparent, done }
+          // Counted and queued together: each SMS counted is settled by the batch that takes it.
+          yield* Effect.uninterruptible(Effect.suspend(() =>
+            Effect.andThen(pending++ === 0 ? registry.reportWaiting(NAME, true) : Effect.void, Queue.offer(queue, incoming))
+          ))
           return yield* Deferred.await(done).pipe(Effect.tap(store.report))
         })
     })

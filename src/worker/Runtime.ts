@@ -80,7 +80,7 @@ const supervised = <L extends Loop<any>>(loops: ReadonlyArray<L>, options: Runti
     })
     // A loop or a component past its restart intensity.
     const escalated = Effect.raceFirst(supervisor.await, components.await)
-    yield* Effect.forkScoped(escalated.pipe(Effect.catch(fatal.stop)))
+    yield* Supervisor.fork({ name: "escalation watcher", answer: "restart", lifetime: "task" }, escalated.pipe(Effect.catch(fatal.stop)))
     yield* components.run("change_listener", listenForChanges(loops, kicks, registry))
     yield* components.run("memory_trim", memoryTrim)
     return { supervisor, components, loops }

@@ -7,15 +7,17 @@
 // loop's fiber (readiness false, the supervisor restarts it), and so does a watchdog when a call or
 // a recording runs far past its own timeout (stuck). Closing the scope records the answers
 // received and gives the other leases back, so those SMS are sent again at once (a replay credits
-// nothing).
-import { Clock, Duration, Effect, Fiber, FiberSet, Queue, Random, Schedule, Semaphore } from "effect"
+// nothing). Its freshness rule (component wallet_calls): answers waiting WALLET_CALLS_STALE_AFTER with
+// none recorded (the database away while recording) is stale; no answers waiting is never stale.
+import { Clock, Duration, Effect, Queue, Random, Schedule, Semaphore } from "effect"
+import * as Supervisor from "../actors/Supervisor.ts"
 import { SqlError } from "effect/sql"
 import type { WalletClient } from "../clients/WalletClient.ts"
 import { isDatabaseAway } from "../db/Database.ts"
+import { HealthRegistry } from "../health/HealthRegistry.ts"
 import type { Due, MatchStore, Outcome } from "./MatchStore.ts"
 import { type AgreeOutcome, reviewReason, statusAfter, walletAnswer, walletBackoffMillis } from "../domain/Matching.ts"
 import type { WithinSms } from "../observability/Tracing.ts"
-import { endsLoopOnFailure } from "./loops/Loop.ts"
 
 /** Answers recorded by one statement at most. */
 const RECORD_GROUP = 64
@@ -27,6 +29,10 @@ const STUCK_GRACE = Duration.seconds(10)
 const WARN_EVERY_MILLIS = 10_000
 /** How often the watchdog looks. */
 const WATCH_EVERY = Duration.seconds(1)
+/** The component of readiness for the recording of answers. */
+export const WALLET_CALLS = "wallet_calls"
+/** Answers waiting this long with none recorded: the wallet calls are stale (readiness false). */
+export const WALLET_CALLS_STALE_AFTER = Duration.seconds(30)
 
 /** A call or a recording ran far past its own timeout: the dispatcher no longer moves. */
 export class DispatcherStuck extends Error {
@@ -79,6 +85,9 @@ interface Answer {
 
 export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
   const { store, wallet } = options
+  const registry = yield* HealthRegistry
+  // Answers received and not yet recorded make the work wait; a group recorded is progress.
+  yield* registry.registerWork(WALLET_CALLS, { staleAfter: WALLET_CALLS_STALE_AFTER })
   const timeoutMillis = Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
   const graceMillis = Duration.toMillis(STUCK_GRACE)
   const slots = yield* Semaphore.make(options.concurrency)
@@ -121,7 +130,14 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
         free++
         return Semaphore.release(slots, 1)
       })
-      const slow = yield* Effect.forkChild(Effect.andThen(Effect.sleep(options.slowAfter), release))
+      // Beside the call (no fiber of its own to die unseen): the race ends with the call.
+      const slow = Effect.andThen(Effect.andThen(Effect.sleep(options.slowAfter), release), Effect.never)
+      yield* Effect.raceFirst(answered(batch, name), slow)
+      yield* release
+    })
+
+  const answered = (batch: ReadonlyArray<Due>, name: string) =>
+    Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
       // Another process may take an SMS once its lease runs out: never call past it.
       const late = batch.filter((due) => started + timeoutMillis >= due.leaseUntil)
@@ -135,8 +151,6 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
         const now = yield* Clock.currentTimeMillis
         yield* Queue.offerAll(answers, yield* Effect.forEach(sent, (due, i) => Effect.map(outcomeOf(due, outcomes[i]!, now), (outcome) => ({ due, outcome }))))
       }
-      yield* Fiber.interrupt(slow)
-      yield* release
     })
 
   // Takes a slot, then its share of what waits (spread over the free slots: one SMS per call when
@@ -147,7 +161,7 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
     const waiting = yield* Queue.size(queue)
     const share = Math.min(options.batch, Math.max(1, Math.ceil(waiting / (free + 1))))
     const batch = yield* Queue.takeBetween(queue, 1, share)
-    yield* supervised(call(batch))
+    yield* startCall(batch)
   }))
 
   /** One group written: answers in one statement, leases not used given back in another. */
@@ -199,14 +213,18 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
       yield* options.onRecorded({ approved, reviews, waiting: waiting.length, retryAt, room: options.limit - outstanding.size })
     })
 
-  const recorder = Effect.forever(Effect.flatMap(Queue.takeBetween(answers, 1, RECORD_GROUP), recordGroup))
+  const recorder = Effect.forever(Effect.gen(function*() {
+    const group = yield* Queue.takeBetween(answers, 1, RECORD_GROUP)
+    yield* registry.reportWaiting(WALLET_CALLS, true)
+    yield* recordGroup(group)
+    yield* registry.reportProgress(WALLET_CALLS)
+    if ((yield* Queue.size(answers)) === 0) yield* registry.reportWaiting(WALLET_CALLS, false)
+  }))
 
-  const workers = yield* FiberSet.make<unknown, unknown>()
-  // Registered after the FiberSet, so it runs before the set's own clean-up: the fibers are stopped
-  // here first, then what they left is written down.
+  // Registered before the fibers are forked into the same scope, so it runs after they are
+  // stopped (a scope closes in reverse order): what they left is written down.
   yield* Effect.addFinalizer(() =>
     Effect.gen(function*() {
-      yield* FiberSet.clear(workers)
       const received = [...recording, ...(yield* Queue.clear(answers))]
       yield* store.record(received.flatMap((a) => a.outcome === undefined ? [] : [a.outcome])).pipe(Effect.timeout("2 seconds"), Effect.ignore)
       const answered = new Set(received.flatMap((a) => a.outcome === undefined ? [] : [a.due.id]))
@@ -230,10 +248,12 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
     }
   }))
 
-  const supervised = <A, E>(effect: Effect.Effect<A, E>) => FiberSet.run(workers, effect.pipe(endsLoopOnFailure(loop)))
-  yield* supervised(dispatcher)
-  yield* supervised(recorder)
-  yield* supervised(watchdog)
+  const scope = yield* Effect.scope
+  const startCall = (batch: ReadonlyArray<Due>) =>
+    Supervisor.fork({ name: "wallet call", answer: { endsOwner: loop }, lifetime: "task", scope }, call(batch))
+  yield* Supervisor.fork({ name: "wallet dispatcher", answer: { endsOwner: loop } }, dispatcher)
+  yield* Supervisor.fork({ name: "wallet recorder", answer: { endsOwner: loop } }, recorder)
+  yield* Supervisor.fork({ name: "wallet watchdog", answer: { endsOwner: loop } }, watchdog)
 
   const calls: WalletCalls = {
     room: Effect.sync(() => Math.max(0, options.limit - outstanding.size)),

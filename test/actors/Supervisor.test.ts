@@ -227,3 +227,78 @@ describe("Supervisor", () => {
       assert.strictEqual(error.child, "crasher")
     }))
 })
+
+describe("Supervisor.fork", () => {
+  // An owner fiber (a loop's) with one fiber forked beside it in its scope; the owner's exit is the answer.
+  const withOwner = <A, E>(options: Omit<Supervisor.ForkOptions, "answer">, child: Effect.Effect<A, E>) =>
+    Effect.gen(function*() {
+      const forked = yield* Deferred.make<Fiber.Fiber<A, E>>()
+      const owner = yield* Effect.forkChild(Effect.scoped(Effect.gen(function*() {
+        const loop = yield* Effect.fiber
+        yield* Deferred.succeed(forked, yield* Supervisor.fork({ ...options, answer: { endsOwner: loop } }, child))
+        return yield* Effect.never
+      })))
+      const fiber = yield* Deferred.await(forked)
+      yield* settle
+      return { owner, fiber }
+    })
+
+  it.effect("a forever fiber that fails, dies, completes or is interrupted by anyone ends its owner", () =>
+    Effect.gen(function*() {
+      for (const end of [Effect.fail("boom"), Effect.die("bug"), Effect.void, Effect.never]) {
+        const { owner, fiber } = yield* withOwner({ name: "child" }, Effect.andThen(Effect.sleep("1 second"), end))
+        if (end === Effect.never) yield* Fiber.interrupt(fiber)
+        else yield* TestClock.adjust("1 second")
+        yield* settle
+        const exit = owner.pollUnsafe()
+        assert.isDefined(exit, "the owner ended")
+        assert.isTrue(Exit.hasInterrupts(exit!))
+      }
+    }))
+
+  it.effect("the owner's scope closing stops it without blaming anyone; a task's end or cancel is expected", () =>
+    Effect.gen(function*() {
+      const { owner, fiber } = yield* withOwner({ name: "child" }, Effect.never)
+      yield* Fiber.interrupt(owner)
+      assert.isTrue(Exit.hasInterrupts((yield* Fiber.await(fiber))))
+      const task = yield* withOwner({ name: "timer", lifetime: "task" }, Effect.sleep("1 second"))
+      yield* TestClock.adjust("1 second")
+      yield* settle
+      assert.isUndefined(task.owner.pollUnsafe(), "a task that ends by itself leaves its owner running")
+      const cancelled = yield* withOwner({ name: "timer", lifetime: "task" }, Effect.sleep("1 second"))
+      yield* Fiber.interrupt(cancelled.fiber)
+      yield* settle
+      assert.isUndefined(cancelled.owner.pollUnsafe(), "a cancelled task leaves its owner running")
+      const failed = yield* withOwner({ name: "timer", lifetime: "task" }, Effect.andThen(Effect.sleep("1 second"), Effect.die("bug")))
+      yield* TestClock.adjust("1 second")
+      yield* settle
+      assert.isDefined(failed.owner.pollUnsafe(), "a task that dies ends its owner")
+      yield* Fiber.interrupt(task.owner)
+      yield* Fiber.interrupt(cancelled.owner)
+    }))
+
+  it.effect("answer restart: a fiber that ends is run again after the backoff, as long as its scope is open", () =>
+    Effect.gen(function*() {
+      let starts = 0
+      const fiber = yield* Effect.scoped(Effect.gen(function*() {
+        const fiber = yield* Supervisor.fork(
+          { name: "feed", answer: "restart" },
+          Effect.suspend(() => (starts++, starts < 3 ? Effect.die("bug") : Effect.never))
+        )
+        yield* settle
+        assert.strictEqual(starts, 1)
+        // defaultBackoff: about 200 ms, then 400 ms (±20 %).
+        yield* TestClock.adjust("300 millis")
+        yield* settle
+        assert.strictEqual(starts, 2)
+        yield* TestClock.adjust("600 millis")
+        yield* settle
+        assert.strictEqual(starts, 3)
+        assert.isUndefined(fiber.pollUnsafe())
+        return fiber
+      }))
+      assert.isTrue(Exit.hasInterrupts(yield* Fiber.await(fiber)))
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(starts, 3)
+    }))
+})

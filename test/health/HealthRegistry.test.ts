@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, DateTime, Effect, Layer, Metric, Option, Stream } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Metric, Option, Stream } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
-import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
+import { HealthRegistry, workIsFresh, workStaleAt } from "../../src/health/HealthRegistry.ts"
 import type { LoopSpec } from "../../src/health/HealthRegistry.ts"
 
 const settle = Effect.gen(function*() {
@@ -173,4 +173,78 @@ describe("HealthRegistry", () => {
       yield* registry.reportSuccess("b")
       assert.deepStrictEqual(yield* scrape, ["1 0", "1 1"])
     }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())))
+
+  it("the work rule: idle is never stale; waiting work is stale once staleAfter passes without progress", () => {
+    const idle = { staleAfterMillis: 10_000, waitingSince: undefined, lastProgressAt: 0 }
+    assert.isTrue(workIsFresh(idle, 1e12))
+    assert.strictEqual(workStaleAt(idle), Infinity)
+    const waiting = { staleAfterMillis: 10_000, waitingSince: 5_000, lastProgressAt: undefined }
+    assert.isTrue(workIsFresh(waiting, 14_999))
+    assert.isFalse(workIsFresh(waiting, 15_000))
+    // Progress since the work began waiting restarts the count; progress before it does not.
+    assert.isTrue(workIsFresh({ ...waiting, lastProgressAt: 12_000 }, 21_999))
+    assert.isFalse(workIsFresh({ ...waiting, lastProgressAt: 12_000 }, 22_000))
+    assert.isFalse(workIsFresh({ ...waiting, lastProgressAt: 1_000 }, 15_000))
+  })
+
+  it.effect("a component with a work rule goes stale at once when queued work has made no progress for staleAfter, and ready again when it moves", () =>
+    Effect.gen(function*() {
+      const { registry, changes } = yield* registryWith([{ name: "a", ttl: "60 seconds" }])
+      yield* registry.registerComponent("ingest", { staleAfter: "10 seconds" })
+      yield* registry.reportSuccess("ingest")
+      yield* registry.reportSuccess("a")
+      const ingest = Effect.map(registry.snapshot, (s) => s.components!.find((c) => c.name === "ingest")!)
+      // Idle for longer than the rule: fresh.
+      yield* TestClock.adjust("20 seconds")
+      assert.isTrue(yield* registry.ready)
+      assert.deepStrictEqual((yield* ingest).work, { waiting: false, staleAfter: Duration.seconds(10), lastProgressAt: Option.none() })
+      yield* registry.reportWaiting("ingest", true)
+      yield* TestClock.adjust("9999 millis")
+      assert.isTrue(yield* registry.ready)
+      // A second report while waiting does not move the start of the wait.
+      yield* registry.reportWaiting("ingest", true)
+      yield* TestClock.adjust("1 millis")
+      // The expiry timer published it: readiness false without any report.
+      yield* settle
+      assert.deepStrictEqual(changes, [false, true, false])
+      assert.isFalse(yield* registry.ready)
+      assert.strictEqual((yield* ingest).state, "stale")
+      // A flush: fresh again; with work still waiting, the count starts from the flush.
+      yield* registry.reportProgress("ingest")
+      assert.isTrue(yield* registry.ready)
+      assert.strictEqual((yield* ingest).state, "running")
+      yield* TestClock.adjust("10 seconds")
+      assert.isFalse(yield* registry.ready)
+      // Nothing left: idle, fresh however long it stays so.
+      yield* registry.reportWaiting("ingest", false)
+      assert.isTrue(yield* registry.ready)
+      // (Loop a's own TTL passes meanwhile: stale, then fresh again by its success.)
+      yield* TestClock.adjust("5 minutes")
+      yield* registry.reportSuccess("a")
+      assert.isTrue(yield* registry.ready)
+      assert.strictEqual((yield* ingest).state, "running")
+      yield* settle
+      assert.deepStrictEqual(changes, [false, true, false, true, false, true, false, true])
+    }))
+
+  it.effect("work inside a loop (registerWork) is listed with the components, and registering it again (the loop restarted) starts it afresh", () =>
+    Effect.gen(function*() {
+      const { registry } = yield* registryWith([{ name: "a", ttl: "60 seconds" }])
+      yield* registry.reportSuccess("a")
+      yield* registry.registerWork("handover", { staleAfter: "30 seconds" })
+      assert.isTrue(yield* registry.ready)
+      yield* registry.reportWaiting("handover", true)
+      yield* TestClock.adjust("30 seconds")
+      assert.isFalse(yield* registry.ready)
+      const handover = Effect.map(registry.snapshot, (s) => s.components!.find((c) => c.name === "handover")!)
+      assert.strictEqual((yield* handover).state, "stale")
+      yield* registry.registerWork("handover", { staleAfter: "30 seconds" })
+      yield* registry.reportSuccess("a")
+      assert.isTrue(yield* registry.ready)
+      assert.deepInclude(yield* handover, { state: "running", restarts: 0 })
+      // A component without a rule is not work: registering work under its name is a defect.
+      yield* registry.registerComponent("listener")
+      const exit = yield* Effect.exit(registry.registerWork("listener", { staleAfter: "1 second" }))
+      assert.isTrue(exit._tag === "Failure")
+    }))
 })

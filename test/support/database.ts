@@ -66,13 +66,17 @@ export const sqlLayer = (url: string) => pgLayer(Redacted.make(url), { maxConnec
  * statements on it wait meanwhile; `release` ends the session's transaction.
  */
 export const holdTableLock = (url: string, table: string) =>
+  holdLock(url, (sql) => sql`LOCK TABLE ${sql(table)} IN ACCESS EXCLUSIVE MODE`)
+
+/** Another session holds the rows `lock` locks (e.g. SELECT … FOR UPDATE) until released. */
+export const holdLock = (url: string, lock: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
   Effect.gen(function*() {
     const released = yield* Deferred.make<void>()
     const locked = yield* Deferred.make<void>()
     const holder = yield* Effect.forkDetach(Effect.promise(() => runSql(url, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`LOCK TABLE ${sql(table)} IN ACCESS EXCLUSIVE MODE`
+        yield* lock(sql)
         yield* Deferred.succeed(locked, undefined)
         yield* Deferred.await(released)
       }))

@@ -2,6 +2,7 @@
 // kicks it sends recorded, and its log lines captured.
 import { Effect, Layer, Logger, References } from "effect"
 import { FetchHttpClient } from "effect/http"
+import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import type { WorkerSettings } from "../../src/worker/Settings.ts"
 import { Kicks, type LoopName, loopStores, Worker } from "../../src/worker/loops/Loop.ts"
 import { ParseInbox } from "../../src/worker/loops/ParseLoop.ts"
@@ -14,7 +15,9 @@ export const loopServices = (url: string, settings: WorkerSettings, kicked: Arra
     ParseInbox.layer.pipe(Layer.provideMerge(
       Layer.succeed(Kicks, Kicks.of({ kick: (name) => Effect.sync(() => void kicked.push(name)), register: () => Effect.void }))
     )),
-    FetchHttpClient.layer
+    FetchHttpClient.layer,
+    // The hand-over and the wallet calls report their work to it.
+    HealthRegistry.layer([])
   )
 
 /** Every log line (debug and up) of the test, rendered as `<level> <message as JSON>`. */

@@ -151,6 +151,16 @@ export const smsRows = (databaseUrl: string, deviceIds?: ReadonlyArray<string>):
   }))
 
 /** Waits on the real clock (I/O), whatever clock the test's effects run on. */
+/** GET /health/ready on a push port: the status and the JSON. */
+export const getReady = (base: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${base}/health/ready`)
+    return { http: response.status, body: (await response.json()) as any }
+  })
+
+/** One line of what a fault test did and what readiness said (in the test's output, for the record). */
+export const sayFault = (line: string) => Effect.sync(() => console.log(`[fault] ${line}`))
+
 export const realWait = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
 
 /** Polls `check` on the real clock until it holds; dies after `deadlineMs` with `what`. */

@@ -12,7 +12,7 @@ import { AdminClient } from "../../src/clients/AdminClient.ts"
 import { WalletClient } from "../../src/clients/WalletClient.ts"
 import { OrderMatchLoop, WALLET_CONCURRENCY } from "../../src/worker/loops/OrderMatchLoop.ts"
 import { createOperator, login, openSocket, startAdmin } from "../admin/support.ts"
-import { createMigratedDatabase, holdTableLock, runSql } from "../support/database.ts"
+import { createMigratedDatabase, holdLock, holdTableLock, runSql } from "../support/database.ts"
 import {
   addDeposit,
   addParsedSms,
@@ -25,9 +25,9 @@ import {
   walletStandIn
 } from "../support/match.ts"
 import { ADMIN_TOKEN, RECON_TOKEN, recon, type Running, startRecon } from "../support/recon.ts"
-import { startWallet, walletState } from "../support/wallet.ts"
+import { query, startWallet, walletState } from "../support/wallet.ts"
 import { loopServices } from "../support/loops.ts"
-import { buildWorker, eventually, realWait, workerSettings } from "../support/worker.ts"
+import { buildWorker, eventually, getReady, realWait, sayFault, servePush, workerSettings } from "../support/worker.ts"
 import { SqlClient } from "effect/sql"
 
 const heartbeatPath = () => join(mkdtempSync(join(tmpdir(), "recon-match-")), "worker.heartbeat")
@@ -436,6 +436,67 @@ describe("the wallet's answers", () => {
 
 
 describe("wallet calls run beside the passes", () => {
+  it.effect("the database away while wallet answers are recorded (the statement stuck, then its connection terminated): /health/ready 503 naming wallet_calls once stale, the answer recorded once the database is back, one credit", () =>
+    Effect.gen(function*() {
+      let standIn: Effect.Success<ReturnType<typeof walletStandIn>> | undefined
+      const worker = yield* setUp("om-record-away", {
+        walletUrl: (url) => Effect.map(walletStandIn(url, (n) => n === 0 ? "hold" : "forward"), (s) => {
+          standIn = s
+          return s.url
+        })
+      })
+      const { db, kicks, registry } = worker
+      const push = yield* servePush(worker)
+      const player = yield* Effect.promise(() => addPlayer(db, "정약용"))
+      const deposit = yield* Effect.promise(() => addDeposit(db, player, "정약용", "25000"))
+      const sms = yield* Effect.promise(() => addParsedSms(db, "정약용", "25000"))
+      let forwarded = false
+      standIn!.setOnForwarded(() => {
+        forwarded = true
+      })
+      yield* kicks.kick("order_match_loop")
+      yield* eventually("wallet credited", Effect.sync(() => forwarded))
+      // The database stops answering the worker: its recording statement waits (the SMS's row
+      // locked by another session) and then loses its connection.
+      const lock = yield* holdLock(db, (q) => q`SELECT id FROM recon.shooter_sms WHERE id = ${sms} FOR UPDATE`)
+      // Released on any failure too, so the worker's teardown never waits on it.
+      yield* Effect.addFinalizer(() => lock.release)
+      standIn!.releaseHeld()
+      const recording = () => query(db, (q) => q<{ pid: number }>`SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE recon.shooter_sms AS s SET%'`)
+      yield* until("the recording waits on the database", async () => (await recording()).length > 0)
+      yield* Effect.promise(async () => {
+        for (const { pid } of await recording()) await query(db, (q) => q`SELECT pg_terminate_backend(${pid})`)
+      })
+      // Tried again (the database away) and waiting again, with readiness true while it is recent.
+      yield* advance(1_000, 250)
+      yield* until("the recording waits again", async () => (await recording()).length > 0)
+      assert.strictEqual((yield* getReady(push)).http, 200)
+      // Past wallet_calls' rule with the answer still not recorded: not ready, naming it.
+      yield* advance(30_000)
+      yield* eventually("not ready", Effect.map(registry.ready, (ready) => !ready))
+      const down = yield* getReady(push)
+      assert.strictEqual(down.http, 503)
+      assert.strictEqual(down.body.ready, false)
+      assert.deepInclude(down.body.components.wallet_calls, { state: "stale", waiting: true, stale_after_s: 30 })
+      assert.strictEqual((yield* status(db, sms)).status, "approving")
+      yield* sayFault(`wallet answers: ${down.http} ${JSON.stringify({ wallet_calls: down.body.components.wallet_calls, order_match_loop: down.body.loops.order_match_loop.state })}`)
+
+      // The database back: recorded, ready again, credited once.
+      yield* lock.release
+      yield* Effect.gen(function*() {
+        yield* advance(1_000, 250)
+        return (yield* status(db, sms)).status === "approved" && (yield* registry.ready)
+      }).pipe(Effect.repeat({ until: (done) => done, times: 40 }))
+      assert.strictEqual((yield* status(db, sms)).status, "approved")
+      const back = yield* getReady(push)
+      assert.strictEqual(back.http, 200)
+      assert.deepInclude(back.body.components.wallet_calls, { state: "running", waiting: false })
+      yield* sayFault(`wallet answers, back: ${back.http} ${JSON.stringify({ wallet_calls: back.body.components.wallet_calls })}`)
+      const wallet = yield* Effect.promise(() => walletState(db, deposit))
+      assert.deepStrictEqual([wallet.status, wallet.ledger.length, Number(wallet.balance)], ["approved", 1, 25000])
+    }), 60_000)
+
   it.effect("a held wallet call delays only its own SMS: the others are approved and recorded while it is held", () =>
     Effect.gen(function*() {
       let standIn: Effect.Success<ReturnType<typeof walletStandIn>> | undefined

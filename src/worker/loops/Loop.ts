@@ -3,11 +3,12 @@
 // stores that hold the loops' SQL (provided together, `loopStores`). A loop
 // declares what it needs in its type (`Loop<R>`): one that calls a new client needs that client
 // provided to the worker, not a wider type for every loop.
-import { Cause, Context, Duration, Effect, Exit, type Fiber, Layer, Scope } from "effect"
+import { Context, Duration, Effect, Layer, Scope } from "effect"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { HttpClient } from "effect/http"
 import type { WorkerSettings } from "../Settings.ts"
+import type { HealthRegistry } from "../../health/HealthRegistry.ts"
 import { ChatbotStore } from "../ChatbotStore.ts"
 import { DeviceSyncStore } from "../DeviceSyncStore.ts"
 import { ListenerStore } from "../ListenerStore.ts"
@@ -38,8 +39,8 @@ export const loopStores: Layer.Layer<LoopStores, never, SqlClient.SqlClient> = L
   MatchStore.layer
 )
 
-/** The services every loop may use without asking: the worker's settings, kicks, the database and its stores, an HTTP client. */
-export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient | LoopStores
+/** The services every loop may use without asking: the worker's settings, kicks, the database and its stores, an HTTP client, the health registry (a loop's fibers report their work to it). */
+export type LoopServices = Worker | Kicks | SqlClient.SqlClient | PgClient.PgClient | HttpClient.HttpClient | LoopStores | HealthRegistry
 
 /** A loop needing the services `R` (by default only the common {@link LoopServices}). */
 export interface Loop<R = LoopServices> {
@@ -94,12 +95,3 @@ export class Kicks extends Context.Service<Kicks, {
 }
 
 export const ttlMillis = (loop: Loop<unknown>): number => Duration.toMillis(Duration.fromInputUnsafe(loop.ttl))
-
-/**
- * For a fiber a loop forks beside its passes: its failure or defect ends the loop's own fiber
- * (`loop`, taken with `Effect.fiber` in `start`), which the supervisor restarts with readiness
- * false meanwhile, rather than the work it did stopping unseen. Not its interruption: that is
- * the loop's scope closing, the loop ending already.
- */
-export const endsLoopOnFailure = (loop: Fiber.Fiber<unknown, unknown>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.onExit(effect, (exit) => Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.sync(() => loop.interruptUnsafe()) : Effect.void)

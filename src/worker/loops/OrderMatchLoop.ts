@@ -5,15 +5,17 @@
 // wallet calls (WalletCalls.ts), which run continuously beside the passes and record each answer as
 // it arrives; a wallet outage leaves SMS approving, re-sent with backoff per SMS, and the pass
 // still succeeds (DESIGN section 8).
-import { Clock, Duration, Effect, FiberHandle, Queue } from "effect"
+import { Clock, Duration, Effect, Fiber, Queue } from "effect"
 import { SqlClient } from "effect/sql"
 import { AdminClient } from "../../clients/AdminClient.ts"
 import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../../clients/WalletClient.ts"
 import * as DepositExpiry from "../../db/DepositExpiry.ts"
 import { MatchStore } from "../MatchStore.ts"
+import { HealthRegistry } from "../../health/HealthRegistry.ts"
 import { AGREE_BATCH_MAX } from "../../api/WalletApi.ts"
 import { smsTraces } from "../../observability/Tracing.ts"
-import { endsLoopOnFailure, Kicks, type Loop, Worker } from "./Loop.ts"
+import * as Supervisor from "../../actors/Supervisor.ts"
+import { Kicks, type Loop, Worker } from "./Loop.ts"
 import * as WalletCalls from "../WalletCalls.ts"
 
 /** SMS decided per pass at most: a backlog is many short passes. */
@@ -48,7 +50,7 @@ const adminSyncer = Effect.gen(function*() {
   const admin = yield* AdminClient
   const requests = yield* Queue.dropping<void>(1)
   const loop = yield* Effect.fiber
-  yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+  yield* Supervisor.fork({ name: "admin syncer", answer: { endsOwner: loop } }, Effect.forever(Effect.gen(function*() {
     yield* Queue.take(requests)
     let delay = Duration.millis(500)
     for (let attempt = 1; attempt <= SYNC_ATTEMPTS; attempt++) {
@@ -63,14 +65,16 @@ const adminSyncer = Effect.gen(function*() {
       yield* Effect.sleep(delay)
       delay = Duration.min(Duration.times(delay, 2), SYNC_RETRY_CAP)
     }
-  })).pipe(endsLoopOnFailure(loop)))
+  })))
   return Effect.asVoid(Queue.offer(requests, undefined))
 })
 
 /** One timer: a pass (`kick`) when the earliest approving SMS falls due (a backoff ends, a lease runs out). */
 const wakeTimer = (kick: Effect.Effect<void>) =>
   Effect.gen(function*() {
-    const wake = yield* FiberHandle.make<void, never>()
+    const scope = yield* Effect.scope
+    const loop = yield* Effect.fiber
+    let wake: Fiber.Fiber<void> | undefined
     let wakeAt: number | undefined
     return (at: number) =>
       Effect.gen(function*() {
@@ -78,7 +82,9 @@ const wakeTimer = (kick: Effect.Effect<void>) =>
         const when = Math.max(at, now + WAKE_MIN_MILLIS)
         if (wakeAt !== undefined && wakeAt <= when) return
         wakeAt = when
-        yield* FiberHandle.run(wake, Effect.sleep(when - now).pipe(
+        // A sooner wake replaces this one (interrupted: a task's cancel, not a failure).
+        if (wake !== undefined) yield* Fiber.interrupt(wake)
+        wake = yield* Supervisor.fork({ name: "wake timer", answer: { endsOwner: loop }, lifetime: "task", scope }, Effect.sleep(when - now).pipe(
           Effect.andThen(Effect.sync(() => void (wakeAt = undefined))),
           Effect.andThen(kick)
         ))
@@ -151,7 +157,7 @@ const matchPass = (m: Matcher) =>
     }
   })
 
-export const OrderMatchLoop: Loop<SqlClient.SqlClient | MatchStore | WalletClient | AdminClient | Kicks | Worker> = {
+export const OrderMatchLoop: Loop<SqlClient.SqlClient | MatchStore | WalletClient | AdminClient | Kicks | Worker | HealthRegistry> = {
   name: "order_match_loop",
   ttl: "90 seconds",
   every: "5 seconds",

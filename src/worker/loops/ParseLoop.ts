@@ -28,7 +28,9 @@ import { balanceFactOf, parseSms } from "../../parse/SmsParse.ts"
 import { type LoadedTemplate, templateSet, type TemplateSet } from "../../parse/Templates.ts"
 import { compileRule } from "../../parse/TemplateRule.ts"
 import { ParseStore, type ReceivedSms, type TemplateRow } from "../ParseStore.ts"
-import { endsLoopOnFailure, Kicks, type Loop, Worker } from "./Loop.ts"
+import { HealthRegistry } from "../../health/HealthRegistry.ts"
+import * as Supervisor from "../../actors/Supervisor.ts"
+import { Kicks, type Loop, Worker } from "./Loop.ts"
 
 /** SMS claimed per transaction, and transactions per pass (a pass stays short however deep the backlog). */
 const BATCH = 500
@@ -265,8 +267,18 @@ interface Parsed {
  */
 const parseHandedOver = (parser: Parser, placer: Placer) =>
   Effect.gen(function*() {
-    const kicks = yield* Kicks
+    const registry = yield* HealthRegistry
     const handed = yield* (yield* ParseInbox).take
+    // Handed-over SMS wait from here until written (or left for a pass); the next take is at once.
+    yield* registry.reportWaiting(PARSE_HANDOVER, true)
+    yield* handOver(parser, placer, handed)
+    yield* registry.reportProgress(PARSE_HANDOVER)
+    yield* registry.reportWaiting(PARSE_HANDOVER, false)
+  })
+
+const handOver = (parser: Parser, placer: Placer, handed: ReadonlyArray<ReceivedSms>) =>
+  Effect.gen(function*() {
+    const kicks = yield* Kicks
     if (!(yield* parser.loaded)) return yield* kicks.kick("parse_loop")
     // One statement, its own transaction. Failing (the database away), the SMS stay `received` for
     // a pass, and the hand-over goes on with the next ones.
@@ -303,7 +315,12 @@ const pass = (parser: Parser, placer: Placer) =>
     if (claimed > 0) yield* Effect.logDebug(`${claimed} SMS read, ${parsed} parsed`)
   })
 
-export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox | ParseStore | Worker> = {
+/** The component of readiness for the hand-over (parse_loop's fiber writing what the push port hands it). */
+export const PARSE_HANDOVER = "parse_handover"
+/** SMS handed over this long with none written: the hand-over is stale (readiness false). */
+export const PARSE_HANDOVER_STALE_AFTER = Duration.seconds(30)
+
+export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox | ParseStore | Worker | HealthRegistry> = {
   name: "parse_loop",
   ttl: "30 seconds",
   every: "5 seconds",
@@ -311,12 +328,13 @@ export const ParseLoop: Loop<SqlClient.SqlClient | Kicks | ParseInbox | ParseSto
   start: Effect.gen(function*() {
     const parser = yield* makeParser
     const placer = yield* makePlacer
-    const context = yield* Effect.context<SqlClient.SqlClient | Kicks | ParseInbox>()
+    const context = yield* Effect.context<SqlClient.SqlClient | Kicks | ParseInbox | HealthRegistry>()
+    yield* (yield* HealthRegistry).registerWork(PARSE_HANDOVER, { staleAfter: PARSE_HANDOVER_STALE_AFTER })
     const loop = yield* Effect.fiber
     // The hand-over and the placer: a failed write is handled inside (the SMS wait for a pass); their
     // death (a defect) ends the loop's fiber, which the supervisor restarts (readiness false meanwhile).
-    yield* Effect.forkScoped(Effect.forever(parseHandedOver(parser, placer)).pipe(Effect.provideContext(context), endsLoopOnFailure(loop)))
-    yield* Effect.forkScoped(placer.run.pipe(endsLoopOnFailure(loop)))
+    yield* Supervisor.fork({ name: "parse hand-over", answer: { endsOwner: loop } }, Effect.forever(parseHandedOver(parser, placer)).pipe(Effect.provideContext(context)))
+    yield* Supervisor.fork({ name: "balance placer", answer: { endsOwner: loop } }, placer.run)
     return Effect.provideContext(pass(parser, placer), context)
   })
 }

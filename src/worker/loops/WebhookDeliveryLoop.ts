@@ -5,7 +5,8 @@
 // slow receiver holds at most PER_WEBHOOK slots for at most the request's time limit, never
 // another receiver's deliveries and never the money path (its own loop, its own rows). Each
 // finished request records its attempt (the retry time with it) and kicks the loop for more.
-import { Cause, Clock, Duration, Effect, FiberSet } from "effect"
+import { Cause, Clock, Duration, Effect } from "effect"
+import * as Supervisor from "../../actors/Supervisor.ts"
 import { makeSender, REQUEST_TIMEOUT } from "../../clients/WebhookClient.ts"
 import { type Claimed, type Deliveries, deliveries } from "../../db/WebhookStore.ts"
 import { afterAttempt, type AttemptStatus } from "../../domain/Webhooks.ts"
@@ -100,7 +101,8 @@ export const WebhookDeliveryLoop: Loop = {
     const slots = makeSlots()
     const send = deliver(store, yield* makeSender, makeReport(), (d) =>
       Effect.sync(() => slots.give(d)).pipe(Effect.andThen(kicks.kick("webhook_delivery_loop"))))
-    const requests = yield* FiberSet.make<void>()
+    const scope = yield* Effect.scope
+    const loop = yield* Effect.fiber
 
     return Effect.gen(function*() {
       const free = slots.free()
@@ -115,7 +117,7 @@ export const WebhookDeliveryLoop: Loop = {
       })
       for (const d of claimed) {
         slots.take(d)
-        yield* FiberSet.run(requests, send(d))
+        yield* Supervisor.fork({ name: `webhook delivery ${d.id}`, answer: { endsOwner: loop }, lifetime: "task", scope }, send(d))
       }
     })
   })
