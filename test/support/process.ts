@@ -4,6 +4,7 @@ import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { inject } from "vitest"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { eventuallyAsync } from "./time.ts"
 
 export interface Spawned {
   readonly child: ChildProcess
@@ -100,15 +101,9 @@ export const runCommandToEnd = (args: ReadonlyArray<string>, env: Record<string,
     child.on("exit", (status) => resolve({ status, stdout, stderr }))
   })
 
-/** Polls a URL until it answers 2xx; false after `deadlineMs`. */
-export const waitForUrl = async (url: string, deadlineMs = 15_000): Promise<boolean> => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return true
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return false
-}
+/** Polls a URL ({@link eventuallyAsync}, every 50 ms) until it answers 2xx: true, or false after `deadlineMs` (the caller's assertion says what the process printed). */
+export const waitForUrl = (url: string, deadlineMs = 15_000): Promise<boolean> =>
+  eventuallyAsync(`${url} answering`, () => fetch(url).then((r) => r.ok, () => false), { timeoutMs: deadlineMs, everyMs: 50 }).then(() => true, () => false)
 
 /** `recon probe` against a heartbeat file: its exit code and its one line. */
 export const probe = (heartbeatFile: string): { readonly code: number | null; readonly line: string } => {
