@@ -2,11 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Latch, Schedule } from "effect"
 import { TestClock } from "effect/testing"
 import * as Actor from "../../src/actors/Actor.ts"
-
-// Lets forked fibers take their next steps without moving the clock.
-const settle = Effect.gen(function*() {
-  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-})
+import { settle } from "../support/time.ts"
 
 describe("Actor", () => {
   it.effect("runs a pass at start and then on its schedule", () =>

@@ -6,10 +6,7 @@ import { Context, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
 import { TestClock } from "effect/testing"
 import { Components } from "../../src/actors/Components.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
-
-const settle = Effect.gen(function*() {
-  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-})
+import { settle } from "../support/time.ts"
 
 // One loop "a" (fresh after its report) beside the components, as in the worker.
 const setUp = Effect.gen(function*() {

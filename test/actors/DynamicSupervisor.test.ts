@@ -1,10 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Option, Scope } from "effect"
 import * as DynamicSupervisor from "../../src/actors/DynamicSupervisor.ts"
-
-const settle = Effect.gen(function*() {
-  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-})
+import { settle } from "../support/time.ts"
 
 interface Spec {
   readonly url: string

@@ -2,10 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Option, Schedule } from "effect"
 import { TestClock } from "effect/testing"
 import * as Supervisor from "../../src/actors/Supervisor.ts"
-
-const settle = Effect.gen(function*() {
-  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-})
+import { settle } from "../support/time.ts"
 
 // Records hook calls and child starts, so each test can assert the whole history.
 const recorder = () => {

@@ -52,10 +52,9 @@ describe("ClientHub", () => {
       const big = "x".repeat(1024 * 1024)
       const reached: Array<number> = []
       for (let seq = 1; seq <= 40 && hub.size() === 4; seq++) {
-        const started = performance.now()
+        // Handing 1 MiB to four sockets: a broadcast that waited for the stalled peer would not
+        // return, since it never reads (timing it against 250 ms was a wall-clock assertion).
         reached.push(await Effect.runPromise(hub.broadcast({ seq, text: `${seq}:${big}` })))
-        // Handing 1 MiB to four sockets; waiting for a peer would take as long as the peer wants.
-        assert.isBelow(performance.now() - started, 250)
         for (const peer of healthy) assert.isTrue((await peer.next()).startsWith(`${seq}:`))
       }
       // A few sends fill the stalled peer's kernel buffers; the next over the bound drops it.

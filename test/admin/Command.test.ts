@@ -120,10 +120,11 @@ describe("admin as a process", () => {
     assert.strictEqual((await sync(base, RECON_TOKEN)).body.data.clients, 1)
     assert.strictEqual((await client.next()).type, "top-info")
 
-    const stopping = performance.now()
+    // The stop closes the open websocket itself, "going away", rather than wait for it (up to the
+    // 10 s bound on a stop, after which it would still exit 0: timing it was a wall-clock assertion).
     child.kill("SIGTERM")
+    assert.strictEqual(await client.closed, 1001, "an open websocket closed by the stop")
     assert.strictEqual(await exited, 0, output())
-    assert.isBelow(performance.now() - stopping, 5_000, "an open websocket held the stop")
     for (const secret of [PASSWORD, token, bearerOf(topInfo.headers), ADMIN_TOKEN, RECON_TOKEN]) assert.notInclude(output(), secret)
   })
 })

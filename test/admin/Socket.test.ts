@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto"
 import { createMigratedDatabase } from "../support/database.ts"
 import { exchange } from "../support/rawHttp.ts"
 import { RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
+import { eventuallyAsync } from "../support/time.ts"
 import { adminEnv, adminLayer, baseUrlOf, createOperator, login, openSocket, setDeposits, startAdmin, sync } from "./support.ts"
 import { stalledClient, upgrade } from "./wire.ts"
 
@@ -120,13 +121,12 @@ describe("a client that stops reading", () => {
     const stalled = await stalledClient(socketUrl(admin.url, `?token=${token}`))
     const healthy = await Promise.all(Array.from({ length: 10 }, () => openSocket(admin.url, token)))
     await Promise.all(healthy.map((c) => c.next()))
+    // The stalled client stays counted (11) through all 20: a sync that waited for it would never
+    // answer. (Timing a sync against a bound was a wall-clock assertion: it moved with the load.)
     for (let i = 1; i <= 20; i++) {
-      const started = performance.now()
       const answer = await sync(admin.url, RECON_TOKEN)
-      const elapsed = performance.now() - started
       assert.strictEqual(answer.http, 200)
-      assert.strictEqual(answer.body.data.clients, 11)
-      assert.isBelow(elapsed, 500, `sync ${i} took ${elapsed} ms`)
+      assert.strictEqual(answer.body.data.clients, 11, `sync ${i}`)
       await Promise.all(healthy.map((c) => c.next(1_000)))
     }
     stalled.destroy()
@@ -140,9 +140,11 @@ describe("stopping", () => {
     const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/ws/top-info?token=${token}`)
     await new Promise((resolve) => (ws.onmessage = resolve))
     const closed = new Promise<number>((resolve) => (ws.onclose = (event) => resolve(event.code)))
-    const started = performance.now()
-    await server.close()
-    assert.isBelow(performance.now() - started, 2_000)
+    // The client never closes on its own: a stop that waited for it would not end.
+    let stopped = false
+    const stopping = server.close().then(() => (stopped = true))
+    await eventuallyAsync("the stop to end with a websocket open", async () => stopped)
+    await stopping
     assert.strictEqual(await closed, 1001)
   })
 })

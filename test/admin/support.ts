@@ -139,6 +139,8 @@ export interface SocketClient {
   readonly nothingWithin: (ms: number) => Promise<boolean>
   readonly received: () => number
   readonly close: () => void
+  /** The close code, once the connection has closed (1001: the server is stopping). */
+  readonly closed: Promise<number>
 }
 
 export const openSocket = (base: string, token: string, query = ""): Promise<SocketClient> =>
@@ -147,6 +149,7 @@ export const openSocket = (base: string, token: string, query = ""): Promise<Soc
     const queue: Array<TopInfoMessage> = []
     const waiters: Array<(m: TopInfoMessage) => void> = []
     let count = 0
+    const closed = new Promise<number>((res) => (ws.onclose = (event) => res(event.code)))
     ws.onmessage = (event) => {
       count += 1
       const message = JSON.parse(String(event.data)) as TopInfoMessage
@@ -175,7 +178,8 @@ export const openSocket = (base: string, token: string, query = ""): Promise<Soc
             setTimeout(() => res(count === before && queue.length === 0), ms)
           }),
         received: () => count,
-        close: () => ws.close()
+        close: () => ws.close(),
+        closed
       })
   })
 

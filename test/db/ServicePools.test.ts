@@ -12,7 +12,8 @@ import { adminEnv, startAdmin } from "../admin/support.ts"
 import { createMigratedDatabase, poolLayer, runSql } from "../support/database.ts"
 import { type Running, startRecon } from "../support/recon.ts"
 import { startWallet } from "../support/wallet.ts"
-import { buildWorker, eventually, pushForwarder, register, servePush, smsRows } from "../support/worker.ts"
+import { eventually } from "../support/time.ts"
+import { buildWorker, pushForwarder, register, servePush, smsRows } from "../support/worker.ts"
 
 const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
 

@@ -23,7 +23,8 @@ import { smsState } from "../support/match.ts"
 import { runCommandToEnd, spawnCommand, waitForUrl } from "../support/process.ts"
 import { RECON_TOKEN, type Running } from "../support/recon.ts"
 import { startWallet, walletState } from "../support/wallet.ts"
-import { eventually, pushForwarder } from "../support/worker.ts"
+import { eventually } from "../support/time.ts"
+import { pushForwarder } from "../support/worker.ts"
 
 /**
  * The statements of a plain pg_dump, in order: split at each `;` outside quotes ('…', "…", $tag$…$tag$)

@@ -4,10 +4,7 @@ import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
 import { HealthRegistry, workIsFresh, workStaleAt } from "../../src/health/HealthRegistry.ts"
 import type { LoopSpec } from "../../src/health/HealthRegistry.ts"
-
-const settle = Effect.gen(function*() {
-  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-})
+import { settle } from "../support/time.ts"
 
 // Builds a registry in the test's scope, and records every readiness change it publishes.
 const registryWith = (loops: ReadonlyArray<LoopSpec>) =>

@@ -7,10 +7,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import * as Heartbeat from "../../src/health/Heartbeat.ts"
-
-const settle = Effect.gen(function*() {
-  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-})
+import { settle } from "../support/time.ts"
 
 // An in-memory file system that records each write and rename, so the test sees every step.
 const memoryFs = () => {

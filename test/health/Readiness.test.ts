@@ -5,10 +5,7 @@ import { TestClock } from "effect/testing"
 import * as Actor from "../../src/actors/Actor.ts"
 import * as Supervisor from "../../src/actors/Supervisor.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
-
-const settle = Effect.gen(function*() {
-  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-})
+import { settle } from "../support/time.ts"
 
 // Two loops, ttl 30 s, a pass every 10 s; `failing` decides whether loop "a" fails its passes.
 const worker = Effect.gen(function*() {

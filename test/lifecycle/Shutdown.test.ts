@@ -13,6 +13,7 @@ import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { runSql } from "../support/database.ts"
 import { type Spawned, spawnCommand, spawnScript, waitForUrl } from "../support/process.ts"
 import { TOKEN_HEADER } from "../../src/api/CallerAuth.ts"
+import { eventuallyAsync } from "../support/time.ts"
 
 const dirs: Array<string> = []
 afterAll(() => {
@@ -46,14 +47,9 @@ const groupOf = (pid: number) => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const waitUntil = async (check: () => boolean, ms: number): Promise<boolean> => {
-  const until = Date.now() + ms
-  while (Date.now() < until) {
-    if (check()) return true
-    await sleep(50)
-  }
-  return check()
-}
+/** True once `check` holds ({@link eventuallyAsync}, every 50 ms), false after `ms`: the assertion gives the output. */
+const waitUntil = (check: () => boolean, ms: number): Promise<boolean> =>
+  eventuallyAsync("the check", async () => check(), { timeoutMs: ms, everyMs: 50 }).then(() => true, () => check())
 
 /** The exit code, or "still running" once `ms` have passed. */
 const exitWithin = (spawned: Spawned, ms: number) =>

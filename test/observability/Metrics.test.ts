@@ -15,6 +15,7 @@ import { createMigratedDatabase } from "../support/database.ts"
 import { smsState } from "../support/match.ts"
 import { runCommandToEnd, spawnCommand, waitForUrl } from "../support/process.ts"
 import { RECON_TOKEN } from "../support/recon.ts"
+import { eventuallyAsync } from "../support/time.ts"
 
 interface Sample {
   readonly name: string
@@ -107,11 +108,7 @@ describe("GET /metrics under `all`", () => {
     const smsId = await pushFundingSms(db, all.push, "metrics-phone-7", "15778000", "이순신", 41000)
     await fetch(`${all.push}/push/no-such-device-31337`, { method: "POST", body: "from=1&content=x" })
     await fetch(`${all.wallet}/no/such/path/31337`)
-    const until = Date.now() + 60_000
-    while ((await smsState(db, smsId)).status !== "approved") {
-      assert.isBelow(Date.now(), until, "the SMS approved within 60 s")
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    await eventuallyAsync("the SMS approved", async () => (await smsState(db, smsId)).status === "approved", { timeoutMs: 60_000, everyMs: 100 })
     const { text } = await scrape(all.admin)
     const found = samples(text)
     const value = (name: string, labels: Record<string, string>) =>
@@ -166,13 +163,8 @@ describe("GET /metrics under `all`", () => {
       const body = await response.json() as { status: string; data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } }
       return body.status === "success" ? body.data.result : []
     }
-    const eventually = async (what: string, check: () => Promise<boolean>) => {
-      const until = Date.now() + 90_000
-      while (!(await check())) {
-        assert.isBelow(Date.now(), until, `${what}; prometheus said:\n${output.slice(-2000)}`)
-        await new Promise((resolve) => setTimeout(resolve, 250))
-      }
-    }
+    const eventually = (what: string, check: () => Promise<boolean>) =>
+      eventuallyAsync(what, check, { timeoutMs: 90_000, everyMs: 250, detail: () => `prometheus said:\n${output.slice(-2000)}` })
     try {
       assert.isTrue(await waitForUrl(`${api}/-/ready`, 60_000), output)
       await eventually("the four targets up", async () => (await query("up == 1")).length === 4)

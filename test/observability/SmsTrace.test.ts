@@ -8,7 +8,7 @@ import { startAll, trustedPhone, pushFundingSms } from "../support/allProcess.ts
 import { createMigratedDatabase } from "../support/database.ts"
 import { smsState } from "../support/match.ts"
 import { otlpReceiver, type ReceivedSpan, SPAN_KIND } from "../support/otlpReceiver.ts"
-import { eventually } from "../support/worker.ts"
+import { eventually } from "../support/time.ts"
 
 const jsonLines = (text: string): Array<Record<string, any>> =>
   text.split("\n").flatMap((line) => {

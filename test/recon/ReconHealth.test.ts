@@ -5,6 +5,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { adminEnv, startAdmin } from "../admin/support.ts"
 import { type OutageCluster, takeOutageCluster } from "../support/outage.ts"
 import { recon, type Running, startRecon } from "../support/recon.ts"
+import { eventuallyAsync } from "../support/time.ts"
 
 let cluster: OutageCluster
 let server: Running
@@ -26,14 +27,8 @@ const health = async (base = server.url) => {
   return { http: response.status, body: await response.json() }
 }
 
-/** Polls until `check` holds: the server reconnects on its own schedule, not ours. */
-const eventually = async (check: () => Promise<boolean>, what: string) => {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  assert.fail(`not ${what} within 10 s`)
-}
+// The server reconnects on its own schedule, not ours: the tests poll (every 100 ms, 10 s at most).
+const eventually = (what: string, check: () => Promise<boolean>) => eventuallyAsync(what, check, { everyMs: 100 })
 
 describe("/health", () => {
   it("answers 503 while PostgreSQL is down and 200 once it is back, without a restart", async () => {
@@ -46,8 +41,8 @@ describe("/health", () => {
     const route = await recon(server.url)("/stats/top-info", {})
     assert.deepStrictEqual([route.http, route.body.msg], [503, "unavailable"])
     await cluster.start()
-    await eventually(async () => (await health()).http === 200, "healthy again")
-    await eventually(async () => (await health(admin.url)).http === 200, "admin healthy again")
+    await eventually("healthy again", async () => (await health()).http === 200)
+    await eventually("admin healthy again", async () => (await health(admin.url)).http === 200)
     const after = await recon(server.url)("/stats/top-info", {})
     assert.strictEqual(after.http, 200)
   })

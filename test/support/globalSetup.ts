@@ -3,7 +3,8 @@
 // then makes its own databases on the server as copies of it (see database.ts). The same
 // directory holds the files the run's commands write (their heartbeats), removed with it, and
 // the outage cluster the database-down tests stop and start (an embedded one even with
-// DATABASE_URL, a server they must not stop; see outage.ts).
+// DATABASE_URL, a server they must not stop; see outage.ts). Node's compile cache of the run's
+// processes lives there too.
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -29,6 +30,11 @@ export default async function setup(project: TestProject) {
   chmodSync(dir, 0o755) // the embedded server runs as the unprivileged user "postgres" when we are root
   const scratch = join(dir, "scratch")
   mkdirSync(scratch)
+  // The run starts some hundred `node src/main.ts` processes: Node's compile cache (V8 code for
+  // each module, by content) spares each after the first the compiling of the same modules
+  // (about a third of a start's CPU). Inherited by the test workers and whatever they start;
+  // removed with the run.
+  process.env.NODE_COMPILE_CACHE ??= join(dir, "compile-cache")
   project.provide("scratchDir", scratch)
   const outageSocket = join(dir, "outage.sock")
   const outage = await serveOutageCluster(join(dir, "outage"), outageSocket)

@@ -4,6 +4,7 @@ import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { inject } from "vitest"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { eventuallyAsync } from "./time.ts"
 
 export interface Spawned {
   readonly child: ChildProcess
@@ -25,14 +26,19 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 
 let spawned = 0
 
+/** The run's compile cache (see globalSetup.ts): how the commands a test starts load faster. */
+const compileCache = (): Record<string, string> =>
+  process.env.NODE_COMPILE_CACHE === undefined ? {} : { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE }
+
 /**
- * The environment of a command a test runs: PATH, then ports the system chooses and a heartbeat
+ * The environment of a command a test runs: PATH (and the run's compile cache), then ports the system chooses and a heartbeat
  * file of its own (in the run's scratch directory, removed with the run), then `env`. A test
  * never binds a fixed port or writes the heartbeat of a running `npm start` (8016–8019,
  * /tmp/recon-worker.heartbeat), not even by leaving a key out.
  */
 export const commandEnv = (env: Record<string, string>): Record<string, string> => ({
   PATH: process.env.PATH ?? "",
+  ...compileCache(),
   SVC_RECON_PORT: "0",
   SVC_PUSH_PORT: "0",
   SVC_ADMIN_PORT: "0",
@@ -95,20 +101,14 @@ export const runCommandToEnd = (args: ReadonlyArray<string>, env: Record<string,
     child.on("exit", (status) => resolve({ status, stdout, stderr }))
   })
 
-/** Polls a URL until it answers 2xx; false after `deadlineMs`. */
-export const waitForUrl = async (url: string, deadlineMs = 15_000): Promise<boolean> => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return true
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return false
-}
+/** Polls a URL ({@link eventuallyAsync}, every 50 ms) until it answers 2xx: true, or false after `deadlineMs` (the caller's assertion says what the process printed). */
+export const waitForUrl = (url: string, deadlineMs = 15_000): Promise<boolean> =>
+  eventuallyAsync(`${url} answering`, () => fetch(url).then((r) => r.ok, () => false), { timeoutMs: deadlineMs, everyMs: 50 }).then(() => true, () => false)
 
 /** `recon probe` against a heartbeat file: its exit code and its one line. */
 export const probe = (heartbeatFile: string): { readonly code: number | null; readonly line: string } => {
   const result = spawnSync(process.execPath, ["src/main.ts", "probe"], {
-    env: { PATH: process.env.PATH ?? "", SVC_WORKER_HEARTBEAT_FILE: heartbeatFile },
+    env: { PATH: process.env.PATH ?? "", ...compileCache(), SVC_WORKER_HEARTBEAT_FILE: heartbeatFile },
     encoding: "utf8"
   })
   return { code: result.status, line: (result.stdout + result.stderr).trim() }

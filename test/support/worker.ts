@@ -150,7 +150,6 @@ export const smsRows = (databaseUrl: string, deviceIds?: ReadonlyArray<string>):
     return rows.map((row) => ({ ...row, id: Number(row.id), duplicate_of: row.duplicate_of === null ? null : Number(row.duplicate_of) })) as unknown as ReadonlyArray<SmsRow>
   }))
 
-/** Waits on the real clock (I/O), whatever clock the test's effects run on. */
 /** GET /health/ready on a push port: the status and the JSON. */
 export const getReady = (base: string) =>
   Effect.promise(async () => {
@@ -160,18 +159,6 @@ export const getReady = (base: string) =>
 
 /** One line of what a fault test did and what readiness said (in the test's output, for the record). */
 export const sayFault = (line: string) => Effect.sync(() => console.log(`[fault] ${line}`))
-
-export const realWait = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
-
-/** Polls `check` on the real clock until it holds; dies after `deadlineMs` with `what`. */
-export const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, deadlineMs = 10_000) =>
-  Effect.gen(function*() {
-    const until = Date.now() + deadlineMs
-    while (!(yield* check)) {
-      if (Date.now() > until) return yield* Effect.die(new Error(`timed out waiting for: ${what}`))
-      yield* realWait(10)
-    }
-  })
 
 export const workerSettings = (heartbeatFile: string, overrides: Partial<WorkerSettings> = {}): WorkerSettings => ({
   port: 0,

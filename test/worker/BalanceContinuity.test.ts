@@ -13,7 +13,8 @@ import { join } from "node:path"
 import { ParseLoop } from "../../src/worker/loops/ParseLoop.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { recon, startRecon } from "../support/recon.ts"
-import { buildWorker, eventually, pushForwarder, register, servePush } from "../support/worker.ts"
+import { eventually } from "../support/time.ts"
+import { buildWorker, pushForwarder, register, servePush } from "../support/worker.ts"
 
 const account = "123456**789"
 /** KB's layout (the corpus's `[KB]11/02 14:05\n123456**789\n홍길동\n입금\n50,000\n잔액1,234,567`), all in the minute 14:05. */

@@ -27,7 +27,8 @@ import {
 import { ADMIN_TOKEN, RECON_TOKEN, recon, type Running, startRecon } from "../support/recon.ts"
 import { query, startWallet, walletState } from "../support/wallet.ts"
 import { loopServices } from "../support/loops.ts"
-import { buildWorker, eventually, getReady, realWait, sayFault, servePush, workerSettings } from "../support/worker.ts"
+import { eventually, realWait } from "../support/time.ts"
+import { buildWorker, getReady, sayFault, servePush, workerSettings } from "../support/worker.ts"
 import { SqlClient } from "effect/sql"
 
 const heartbeatPath = () => join(mkdtempSync(join(tmpdir(), "recon-match-")), "worker.heartbeat")

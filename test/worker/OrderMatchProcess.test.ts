@@ -14,7 +14,8 @@ import { addDeposit, addParsedSms, addParsedSmsBatch, addPlayer, addPlayersWithD
 import { spawnCommand, waitForUrl } from "../support/process.ts"
 import { RECON_TOKEN, type Running } from "../support/recon.ts"
 import { startWallet, walletState } from "../support/wallet.ts"
-import { eventually, pushForwarder, register } from "../support/worker.ts"
+import { eventually } from "../support/time.ts"
+import { pushForwarder, register } from "../support/worker.ts"
 
 const heartbeatPath = () => join(mkdtempSync(join(tmpdir(), "recon-match-proc-")), "worker.heartbeat")
 

@@ -16,7 +16,8 @@ import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { captureLogs, loopServices } from "../support/loops.ts"
 import { builtins } from "../support/parse.ts"
 import { recon, startRecon } from "../support/recon.ts"
-import { buildWorker, eventually, pushForwarder, register, servePush, workerSettings } from "../support/worker.ts"
+import { eventually } from "../support/time.ts"
+import { buildWorker, pushForwarder, register, servePush, workerSettings } from "../support/worker.ts"
 
 /** The sender a bank's SMS come from: the built-in template's, else a phone number. */
 const senderOf = (bank: string): string =>

@@ -14,7 +14,8 @@ import { WebhookDeliveryLoop } from "../../src/worker/loops/WebhookDeliveryLoop.
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { recon, type Running, startRecon } from "../support/recon.ts"
 import { webhookReceiver } from "../support/webhookReceiver.ts"
-import { buildWorker, eventually, realWait } from "../support/worker.ts"
+import { eventually, realWait } from "../support/time.ts"
+import { buildWorker } from "../support/worker.ts"
 
 const SECRET = "whsec-0123456789abcdef"
 

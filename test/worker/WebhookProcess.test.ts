@@ -11,6 +11,7 @@ import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { LEASE } from "../../src/worker/loops/WebhookDeliveryLoop.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { spawnCommand, waitForUrl } from "../support/process.ts"
+import { eventuallyAsync } from "../support/time.ts"
 import { webhookReceiver } from "../support/webhookReceiver.ts"
 
 const SECRET = "process-secret-0123456789"
@@ -28,13 +29,7 @@ const startWorker = async (databaseUrl: string) => {
   return { ...spawned, base: `http://127.0.0.1:${port}` }
 }
 
-const until = async (what: string, check: () => Promise<boolean>, ms: number) => {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+const until = (what: string, check: () => Promise<boolean>, timeoutMs: number) => eventuallyAsync(what, check, { timeoutMs, everyMs: 50 })
 
 describe("worker process", () => {
   it("SIGKILLed mid-delivery: every event is delivered by the next worker, the same id and bytes", async () => {

@@ -11,7 +11,8 @@ import { mkdtempSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { PhoneWhitelistLoop } from "../../src/worker/loops/PhoneWhitelistLoop.ts"
 import { createMigratedDatabase, holdTableLock, runSql, sql } from "../support/database.ts"
-import { buildWorker, eventually, getReady, pushForwarder, register, sayFault, servePush, smsRows } from "../support/worker.ts"
+import { eventually } from "../support/time.ts"
+import { buildWorker, getReady, pushForwarder, register, sayFault, servePush, smsRows } from "../support/worker.ts"
 
 const COMPONENTS = ["change_listener", "heartbeat_writer", "ingest_batchers", "memory_trim"] as const
 

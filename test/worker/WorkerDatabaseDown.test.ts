@@ -8,7 +8,8 @@ import { TestClock } from "effect/testing"
 import { join } from "node:path"
 import { type OutageCluster, takeOutageCluster } from "../support/outage.ts"
 import type { Running } from "../support/recon.ts"
-import { buildWorker, eventually, pushForwarder, realWait, register, smsRows, startPushServer } from "../support/worker.ts"
+import { eventually, realWait } from "../support/time.ts"
+import { buildWorker, pushForwarder, register, smsRows, startPushServer } from "../support/worker.ts"
 
 let cluster: OutageCluster
 let db: string
