@@ -1,4 +1,4 @@
-// What a worker loop is (one file per loop in src/worker/loops, one line in its index.ts) and the
+// What a worker loop is (one file per loop in src/loops, one line in its index.ts) and the
 // services every loop may use: the worker's settings, the kicks that wake other loops and the
 // stores that hold the loops' SQL (provided together, `loopStores`). A loop
 // declares what it needs in its type (`Loop<R>`): one that calls a new client needs that client
@@ -7,14 +7,14 @@ import { Context, Duration, Effect, Layer, Scope } from "effect"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { HttpClient } from "effect/http"
-import type { WorkerSettings } from "../Settings.ts"
-import type { HealthRegistry } from "../../health/HealthRegistry.ts"
-import { ChatbotStore } from "../ChatbotStore.ts"
-import { DeviceSyncStore } from "../DeviceSyncStore.ts"
-import { ListenerStore } from "../ListenerStore.ts"
-import { MatchStore } from "../MatchStore.ts"
-import { ParseStore } from "../ParseStore.ts"
-import { WhitelistStore } from "../WhitelistStore.ts"
+import type { WorkerSettings } from "./Settings.ts"
+import type { HealthRegistry } from "../health/HealthRegistry.ts"
+import { ChatbotStore } from "./ChatbotStore.ts"
+import { DeviceSyncStore } from "./DeviceSyncStore.ts"
+import { ListenerStore } from "./ListenerStore.ts"
+import { MatchStore } from "./MatchStore.ts"
+import { ParseStore } from "./ParseStore.ts"
+import { WhitelistStore } from "./WhitelistStore.ts"
 
 /** The loop ids of DESIGN section 8, verbatim. */
 export type LoopName =

@@ -8,7 +8,7 @@ import { Components } from "../actors/Components.ts"
 import { isDatabaseAway } from "../db/Database.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { currentTraceparent } from "../observability/Tracing.ts"
-import { type Incoming, IngestStore, type NewSms, type Replay, type StoredSms } from "./IngestStore.ts"
+import { type Incoming, IngestStore, type NewSms, type Replay, type StoredSms } from "../loops/IngestStore.ts"
 
 /** SMS stored by one statement; copies waiting meanwhile go into the next one. */
 const MAX_BATCH = 64

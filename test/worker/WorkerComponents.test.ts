@@ -9,7 +9,7 @@ import { TestClock } from "effect/testing"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { PhoneWhitelistLoop } from "../../src/worker/loops/PhoneWhitelistLoop.ts"
+import { PhoneWhitelistLoop } from "../../src/loops/PhoneWhitelistLoop.ts"
 import { createMigratedDatabase, holdTableLock, runSql, sql } from "../support/database.ts"
 import { buildWorker, eventually, getReady, pushForwarder, register, sayFault, servePush, smsRows } from "../support/worker.ts"
 

@@ -8,7 +8,7 @@ import { TestClock } from "effect/testing"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { loops } from "../../src/worker/loops/index.ts"
+import { loops } from "../../src/loops/index.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { buildWorker, eventually, realWait, register } from "../support/worker.ts"
 
