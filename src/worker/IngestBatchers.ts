@@ -4,7 +4,7 @@
 // batch answered for INGEST_STALE_AFTER is stale (readiness false); idle is never stale.
 import { Cause, Context, Deferred, Duration, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { SqlError } from "effect/sql"
-import { Components } from "../actors/Components.ts"
+import { Components } from "../health/Components.ts"
 import { isDatabaseAway } from "../db/Database.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { currentTraceparent } from "../observability/Tracing.ts"
