@@ -22,7 +22,7 @@ export class Components extends Context.Service<Components, {
   fiber(name: string): Effect.Effect<Option.Option<Fiber.Fiber<unknown, unknown>>>
   /** Fails once a component has exceeded its restart intensity (the worker then exits with code 1). */
   readonly await: Effect.Effect<never, Supervisor.SupervisorEscalated>
-}>()("recon/actors/Components") {
+}>()("recon/health/Components") {
   static layer(options: ComponentsOptions = {}): Layer.Layer<Components, never, HealthRegistry> {
     return Layer.effect(Components, make(options))
   }

@@ -71,7 +71,7 @@ export const simple = <R = LoopServices>(loop: Omit<Loop<R>, "start"> & { readon
 })
 
 /** The worker's configuration, for loops that need it. */
-export class Worker extends Context.Service<Worker, WorkerSettings>()("recon/worker/loops/Worker") {
+export class Worker extends Context.Service<Worker, WorkerSettings>()("recon/loops/Worker") {
   static readonly layer = (settings: WorkerSettings) => Layer.succeed(Worker, settings)
 }
 
@@ -80,7 +80,7 @@ export class Kicks extends Context.Service<Kicks, {
   kick(name: LoopName): Effect.Effect<void>
   /** The runtime's side: a loop's actor takes kicks from now until the scope closes. */
   register(name: LoopName, kick: Effect.Effect<void>): Effect.Effect<void, never, Scope.Scope>
-}>()("recon/worker/loops/Kicks") {
+}>()("recon/loops/Kicks") {
   static readonly layer = Layer.sync(Kicks, () => {
     const kickers = new Map<LoopName, Effect.Effect<void>>()
     return Kicks.of({

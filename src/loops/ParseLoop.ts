@@ -63,7 +63,7 @@ export class ParseInbox extends Context.Service<ParseInbox, {
   readonly hand: (sms: ReceivedSms) => Effect.Effect<void>
   /** parse_loop's side. */
   readonly take: Effect.Effect<ReadonlyArray<ReceivedSms>>
-}>()("recon/worker/loops/ParseLoop/ParseInbox") {
+}>()("recon/loops/ParseLoop/ParseInbox") {
   static readonly layer = Layer.effect(ParseInbox, Effect.gen(function*() {
     const kicks = yield* Kicks
     const inbox = yield* Queue.dropping<ReceivedSms>(INBOX)
