@@ -18,7 +18,7 @@ import { SuggestionStore } from "../src/db/SuggestionStore.ts"
 import type { BalanceFact } from "../src/domain/BalanceSequence.ts"
 import { HealthRegistry } from "../src/health/HealthRegistry.ts"
 import { workerCore } from "../src/worker/Runtime.ts"
-import { WebhookDeliveryLoop } from "../src/worker/loops/WebhookDeliveryLoop.ts"
+import { WebhookDeliveryLoop } from "../src/loops/WebhookDeliveryLoop.ts"
 import { benchDatabase } from "./support.ts"
 
 const db = await benchDatabase("aids")

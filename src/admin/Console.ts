@@ -7,7 +7,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { readdirSync, readFileSync } from "node:fs"
 import { extname } from "node:path"
 import { fileURLToPath } from "node:url"
-import { CommandFailed } from "../commands/CommandFailed.ts"
+import { CommandFailed } from "../config/CommandFailed.ts"
 import { queryOf } from "../http/Query.ts"
 
 /** web/console/ from src/admin/ and dist/chunks/ alike (both two levels under the package root; build.ts keeps it so). */

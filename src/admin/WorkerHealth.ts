@@ -3,7 +3,7 @@
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { callJson, UpstreamMalformed, UpstreamStatus, UpstreamTimeout } from "../clients/Upstream.ts"
-import { HeartbeatJson } from "../health/Heartbeat.ts"
+import { HeartbeatJson } from "../domain/HeartbeatJson.ts"
 import type { WorkerHealthData } from "../api/AdminApi.ts"
 
 const TIMEOUT = Duration.seconds(2)

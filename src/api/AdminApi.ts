@@ -10,7 +10,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchem
 import { DecimalAmount } from "../domain/Money.ts"
 import { PgIsoTime, PgString } from "../domain/PgValues.ts"
 import { Account, BalanceAction, BalanceGap, Device, Phone, Registration, Sms, SmsDetail, SmsStatus, Template } from "../domain/Records.ts"
-import { HeartbeatJson } from "../health/Heartbeat.ts"
+import { HeartbeatJson } from "../domain/HeartbeatJson.ts"
 import { CallerAuth } from "./CallerAuth.ts"
 import { ErrorEnvelopes, errorEnvelope, Ok } from "./Envelope.ts"
 import {

@@ -13,7 +13,7 @@ import { beginStopping } from "../health/Stopping.ts"
 import { type LogSettings, readDatabaseUrl, readLogSettings } from "../config/AppConfig.ts"
 import { all, type Env, fromEnv, type Settings } from "../config/Keys.ts"
 import { stderrLogger } from "../config/LogFormat.ts"
-import { CommandFailed } from "./CommandFailed.ts"
+import { CommandFailed } from "../config/CommandFailed.ts"
 
 /** The process-wide "stop with exit 1": a part that cannot go on (the worker's supervisor gave up) stops the program. */
 export class Fatal extends Context.Service<Fatal, {

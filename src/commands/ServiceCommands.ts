@@ -1,15 +1,10 @@
 // Composition of the service commands (recon, worker, admin, wallet, all, migrate): configuration
 // (the shared settings of config/ and each service's own Settings), database, migrations, servers and loops.
 import { Effect, Layer } from "effect"
-import { readAdminSettings } from "../admin/Settings.ts"
 import { readDatabaseUrl, readHttpSettings, readLogSettings, readTracingSettings, type TracingSettings } from "../config/AppConfig.ts"
 import { all, port } from "../config/Keys.ts"
 import { withDevTokens } from "../config/Tokens.ts"
-import { readDemoSettings } from "../demo/Settings.ts"
-import { readReconSettings } from "../recon/Settings.ts"
-import { readWalletSettings } from "../wallet/Settings.ts"
-import { readWorkerSettings } from "../worker/Settings.ts"
-import { CommandFailed } from "./CommandFailed.ts"
+import { CommandFailed } from "../config/CommandFailed.ts"
 import { launchUntilFatal, listenProblem, readConfigOrExit, runCommand } from "./Lifecycle.ts"
 import { DatabaseLive, DatabaseUrl, DEMO_DATA_DIR, EMBEDDED_DATA_DIR, servicePool } from "../db/Database.ts"
 import { runMigrations } from "../db/Migrations.ts"
@@ -52,7 +47,7 @@ const service = <E, R>(name: ServiceName, portKey: string, server: Layer.Layer<n
 const loaded = <M, ROut, E, RIn>(load: () => Promise<M>, layer: (module: M) => Layer.Layer<ROut, E, RIn>) =>
   Layer.unwrap(Effect.map(Effect.promise(load), layer))
 
-export const main = (command: Command, args: ReadonlyArray<string>) => {
+export const main = async (command: Command, args: ReadonlyArray<string>) => {
   // `all --demo`: the same services on the demo's own embedded database, with the simulated phone.
   const demo = command === "all" && args.length === 1 && args[0] === "--demo"
   if (args.length > 0 && !demo) {
@@ -60,6 +55,15 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
     process.exit(2)
   }
   const runs = (service: "recon" | "worker" | "admin" | "wallet") => command === service || command === "all"
+  // Each service's settings reader, loaded (like its server below) only when the command runs it:
+  // commands/ reaches a service only through the files it loads lazily (test/architecture).
+  const [reconSettings, workerSettings, walletSettings, adminSettings, demoSettings] = await Promise.all([
+    runs("recon") ? import("../recon/Settings.ts") : undefined,
+    runs("worker") ? import("../worker/Settings.ts") : undefined,
+    runs("wallet") ? import("../wallet/Settings.ts") : undefined,
+    runs("admin") ? import("../admin/Settings.ts") : undefined,
+    demo ? import("../demo/Settings.ts") : undefined
+  ])
   const { env, generated, file: tokenFile } = command === "all"
     ? withDevTokens(process.env, DEV_TOKEN_FILE)
     : { env: process.env, generated: {}, file: undefined }
@@ -67,12 +71,12 @@ export const main = (command: Command, args: ReadonlyArray<string>) => {
   const local = command === "all" ? all({ reconPort: port("SVC_RECON_PORT", 8017), pushPort: port("SVC_PUSH_PORT", 8019) }) : Effect.undefined
   const settings = readConfigOrExit(env, all({
     log: readLogSettings,
-    recon: runs("recon") ? readReconSettings : Effect.undefined,
-    worker: runs("worker") ? readWorkerSettings : Effect.undefined,
-    wallet: runs("wallet") ? readWalletSettings : Effect.undefined,
-    admin: runs("admin") ? Effect.flatMap(local, readAdminSettings) : Effect.undefined,
+    recon: reconSettings ? reconSettings.readReconSettings : Effect.undefined,
+    worker: workerSettings ? workerSettings.readWorkerSettings : Effect.undefined,
+    wallet: walletSettings ? walletSettings.readWalletSettings : Effect.undefined,
+    admin: adminSettings ? Effect.flatMap(local, adminSettings.readAdminSettings) : Effect.undefined,
     databaseUrl: demo ? Effect.undefined : readDatabaseUrl,
-    demo: demo ? readDemoSettings : Effect.undefined,
+    demo: demoSettings ? demoSettings.readDemoSettings : Effect.undefined,
     // `all` is a developer's machine: loopback; a single service runs in a container: every interface.
     http: readHttpSettings(command === "all" ? "loopback" : "all"),
     tracing: readTracingSettings

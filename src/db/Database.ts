@@ -5,7 +5,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { resolve } from "node:path"
-import { CommandFailed } from "../commands/CommandFailed.ts"
+import { CommandFailed } from "../config/CommandFailed.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
 
 /** Where the embedded server keeps its data, relative to the working directory. */

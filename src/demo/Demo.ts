@@ -23,7 +23,7 @@ import { normalizePhone } from "../domain/Phone.ts"
 import { signSmsGateway } from "../domain/PushSignatures.ts"
 import { forwarderClock, smsForwarderFormBody } from "../domain/SmsForwarder.ts"
 import { formatForwarderContent } from "../domain/SmsText.ts"
-import { EVENT_TYPES } from "../domain/Webhooks.ts"
+import { EVENT_TYPES } from "../domain/Records.ts"
 import {
   type Account,
   ACCOUNTS,

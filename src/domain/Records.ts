@@ -132,6 +132,10 @@ export const TopInfo = Schema.Struct({
 })
 export type TopInfo = typeof TopInfo.Type
 
+/** The events a webhook may subscribe to (DESIGN section 11; domain/Webhooks.ts sends them). */
+export const EVENT_TYPES = ["deposit.approved", "sms.manual_review", "sms.rejected", "balance.gap"] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+
 /** A webhook to the merchant's platform (never its secret), with its deliveries waiting and given up. */
 export const WebhookRow = Schema.Struct({
   id: DbId,

@@ -1,12 +1,10 @@
-// Webhooks to the merchant's platform (DESIGN section 11): the events, the body and the signature a
+// Webhooks to the merchant's platform (DESIGN section 11; the event names, EVENT_TYPES, are in
+// Records.ts beside the webhook's record, for the API definitions): the body and the signature a
 // receiver gets, what an attempt's answer means, the retry schedule, and which URLs are accepted.
 // Pure: webhook_delivery_loop and the routes use it.
 import { Result } from "effect"
 import { createHmac } from "node:crypto"
 import { isIP } from "node:net"
-
-export const EVENT_TYPES = ["deposit.approved", "sms.manual_review", "sms.rejected", "balance.gap"] as const
-export type EventType = (typeof EVENT_TYPES)[number]
 
 export interface WebhookEvent {
   readonly id: number

@@ -1,8 +1,9 @@
 // The worker's health registry: per-loop freshness, exits and restarts, the components (long-lived
 // fibers that are not loops) that are up or not, and the readiness derived from them (DESIGN
 // section 8), with a stream of readiness changes for the heartbeat writer.
-import { Clock, Context, DateTime, Duration, Effect, type Fiber, Layer, Option, Schema, Stream, SubscriptionRef } from "effect"
+import { Clock, Context, DateTime, Duration, Effect, type Fiber, Layer, Option, Stream, SubscriptionRef } from "effect"
 import * as Supervisor from "../actors/Supervisor.ts"
+import type { LoopState } from "../domain/HeartbeatJson.ts"
 import { exposeLoops } from "../observability/Metrics.ts"
 
 export interface LoopSpec {
@@ -10,9 +11,6 @@ export interface LoopSpec {
   /** The loop is stale once this long has passed since its last successful pass. */
   readonly ttl: Duration.Input
 }
-
-export const LoopState = Schema.Literals(["starting", "running", "stale", "exited", "restarting"])
-export type LoopState = typeof LoopState.Type
 
 export interface LoopHealth {
   readonly name: string

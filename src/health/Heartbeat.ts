@@ -1,41 +1,14 @@
 // The worker's heartbeat file: the health snapshot as JSON, replaced atomically every few seconds
 // and at once whenever readiness changes, for `probe` (and, as the same JSON, `GET /health/ready`).
-import { DateTime, Duration, Effect, FileSystem, Layer, Option, Schema, Stream } from "effect"
-import { Components } from "../actors/Components.ts"
-import { HealthRegistry, LoopState } from "./HealthRegistry.ts"
+import { DateTime, Duration, Effect, FileSystem, Layer, Option, Stream } from "effect"
+import { Components } from "./Components.ts"
+import { HeartbeatJson } from "../domain/HeartbeatJson.ts"
+import { HealthRegistry } from "./HealthRegistry.ts"
 import type { HealthSnapshot } from "./HealthRegistry.ts"
 import { isStopping, onStopping } from "./Stopping.ts"
 import { renameSync, writeFileSync } from "node:fs"
 
 export const defaultPath = "/tmp/recon-worker.heartbeat"
-
-export const HeartbeatLoop = Schema.Struct({
-  state: LoopState,
-  last_success_at: Schema.NullOr(Schema.String),
-  ttl_s: Schema.Number,
-  fresh: Schema.Boolean,
-  restarts: Schema.Number
-})
-
-/** A component (the LISTEN fiber, the heartbeat writer, the ingest batchers): up or not, no TTL. */
-export const HeartbeatComponent = Schema.Struct({
-  state: LoopState,
-  restarts: Schema.Number,
-  /** A component with a work rule (stale when work waits `stale_after_s` without progress; idle is never stale). */
-  waiting: Schema.optionalKey(Schema.Boolean),
-  stale_after_s: Schema.optionalKey(Schema.Number),
-  last_progress_at: Schema.optionalKey(Schema.NullOr(Schema.String))
-})
-
-export const HeartbeatJson = Schema.Struct({
-  ready: Schema.Boolean,
-  pid: Schema.Number,
-  written_at: Schema.String,
-  loops: Schema.Record(Schema.String, HeartbeatLoop),
-  /** Beside the contract's fields: which of the worker's other fibers is down when it is not ready. */
-  components: Schema.optionalKey(Schema.Record(Schema.String, HeartbeatComponent))
-})
-export type HeartbeatJson = typeof HeartbeatJson.Type
 
 /** The contract's JSON for a snapshot; `written_at` is the snapshot's time. */
 export const toHeartbeatJson = (snapshot: HealthSnapshot, pid: number = process.pid): HeartbeatJson => ({

@@ -4,11 +4,11 @@
 // batch answered for INGEST_STALE_AFTER is stale (readiness false); idle is never stale.
 import { Cause, Context, Deferred, Duration, Effect, Exit, Layer, Option, Queue } from "effect"
 import type { SqlError } from "effect/sql"
-import { Components } from "../actors/Components.ts"
+import { Components } from "../health/Components.ts"
 import { isDatabaseAway } from "../db/Database.ts"
 import { HealthRegistry } from "../health/HealthRegistry.ts"
 import { currentTraceparent } from "../observability/Tracing.ts"
-import { type Incoming, IngestStore, type NewSms, type Replay, type StoredSms } from "./IngestStore.ts"
+import { type Incoming, IngestStore, type NewSms, type Replay, type StoredSms } from "../loops/IngestStore.ts"
 
 /** SMS stored by one statement; copies waiting meanwhile go into the next one. */
 const MAX_BATCH = 64

@@ -1,19 +1,11 @@
 // recon_worker's own settings (DESIGN section 3): its push/health port and heartbeat file, the
 // Telegram chat-bot it polls, where wallet_service and admin_service are and the token it presents
 // to them, and how long a pending deposit waits.
-import { Effect, Option, type Redacted } from "effect"
+import { Effect, Option } from "effect"
 import { readBotApiUrl } from "../config/AppConfig.ts"
 import { all, flagConfig, int, orElse, port, problem, problems, read, secret, type Settings, string, stripSlash, url } from "../config/Keys.ts"
 import { readCallerToken } from "../config/Tokens.ts"
-
-export interface ChatbotSettings {
-  readonly enabled: boolean
-  /** The bot token; a secret (it is part of every Bot API URL), never logged. */
-  readonly token: Redacted.Redacted<string> | undefined
-  readonly apiUrl: string
-  /** Chats whose text messages are ingested; others are skipped. */
-  readonly chatIds: ReadonlyArray<string>
-}
+import type { ChatbotSettings, WorkerSettings } from "../loops/Settings.ts"
 
 /** Comma-separated numeric chat ids (updates carry the numeric chat id, so that is what is compared). */
 const chatIds: Settings<ReadonlyArray<string>> = string("SVC_RECON_CHATBOT_CHAT_IDS").pipe(Effect.flatMap((raw) => {
@@ -37,21 +29,6 @@ export const readChatbotSettings: Settings<ChatbotSettings> = all({
       : Effect.void
   }).pipe(Effect.as({ enabled, token: Option.getOrUndefined(token), apiUrl, chatIds }))
 ))
-
-export interface WorkerSettings {
-  readonly port: number
-  readonly heartbeatFile: string
-  readonly chatbot: ChatbotSettings
-  /** Base URLs of wallet_service and admin_service (no trailing slash). */
-  readonly walletUrl: string
-  readonly adminUrl: string
-  /** The recon caller's token the worker presents to both (its own key, or the shared one before stage C). */
-  readonly callerToken: Redacted.Redacted<string> | undefined
-  /** SVC_DEPOSIT_TTL_H: a pending deposit older than this many hours is expired by order_match_loop. */
-  readonly depositTtlHours: number
-  /** SVC_BALANCE_GAP_GRACE_S (default 120): a balance gap is announced (balance.gap) only once open this long. */
-  readonly balanceGapGraceS?: number | undefined
-}
 
 /** A service's base URL: `key`, or the service on this host at its port (`portKey`). */
 const localUrl = (name: string, portKey: string, fallbackPort: number): Settings<string> =>

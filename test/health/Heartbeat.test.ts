@@ -5,6 +5,7 @@ import { TestClock } from "effect/testing"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { HeartbeatJson } from "../../src/domain/HeartbeatJson.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import * as Heartbeat from "../../src/health/Heartbeat.ts"
 import { settle } from "../support/time.ts"
@@ -51,7 +52,7 @@ describe("Heartbeat", () => {
         order_match_loop: { state: "starting", last_success_at: null, ttl_s: 90, fresh: false, restarts: 0 }
       }
     })
-    assert.deepStrictEqual(Schema.decodeUnknownSync(Heartbeat.HeartbeatJson)(JSON.parse(JSON.stringify(json))), json)
+    assert.deepStrictEqual(Schema.decodeUnknownSync(HeartbeatJson)(JSON.parse(JSON.stringify(json))), json)
   })
 
   it("toHeartbeatJson names the components beside the loops when the registry has any", () => {
@@ -68,7 +69,7 @@ describe("Heartbeat", () => {
       loops: {},
       components: { ingest_batchers: { state: "exited", restarts: 1 } }
     })
-    assert.deepStrictEqual(Schema.decodeUnknownSync(Heartbeat.HeartbeatJson)(JSON.parse(JSON.stringify(json))), json)
+    assert.deepStrictEqual(Schema.decodeUnknownSync(HeartbeatJson)(JSON.parse(JSON.stringify(json))), json)
   })
 
   it.effect("writes to a temp file in the same directory, then renames it over the heartbeat", () =>
@@ -104,7 +105,7 @@ describe("Heartbeat", () => {
         Effect.provide(fs.layer)
       )
       const renames = () => fs.ops.filter((op) => op.startsWith("rename")).length
-      const content = () => JSON.parse(fs.files.get(path)!) as Heartbeat.HeartbeatJson
+      const content = () => JSON.parse(fs.files.get(path)!) as HeartbeatJson
       yield* settle
       const atStart = renames()
       assert.isAtLeast(atStart, 1)

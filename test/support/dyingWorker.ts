@@ -3,8 +3,8 @@
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { launchUntilFatal, runCommand } from "../../src/commands/Lifecycle.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
-import { loops } from "../../src/worker/loops/index.ts"
-import type { Loop } from "../../src/worker/loops/Loop.ts"
+import { loops } from "../../src/loops/index.ts"
+import type { Loop } from "../../src/loops/Loop.ts"
 import { workerCore } from "../../src/worker/Runtime.ts"
 import { workerSettings } from "./worker.ts"
 

@@ -3,9 +3,9 @@
 import { Effect, Layer, Logger, References } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
-import type { WorkerSettings } from "../../src/worker/Settings.ts"
-import { Kicks, type LoopName, loopStores, Worker } from "../../src/worker/loops/Loop.ts"
-import { ParseInbox } from "../../src/worker/loops/ParseLoop.ts"
+import type { WorkerSettings } from "../../src/loops/Settings.ts"
+import { Kicks, type LoopName, loopStores, Worker } from "../../src/loops/Loop.ts"
+import { ParseInbox } from "../../src/loops/ParseLoop.ts"
 import { sqlLayer } from "./database.ts"
 
 export const loopServices = (url: string, settings: WorkerSettings, kicked: Array<LoopName> = []) =>

@@ -8,7 +8,7 @@
 // instead of putting its own back. A change of a signature or return type (which CREATE OR
 // REPLACE refuses) or dropping a function is a numbered migration.
 //
-// Here, not beside the stores that call them (worker/, wallet/): the migration runner (db, the
+// Here, not beside the stores that call them (loops/, wallet/): the migration runner (db, the
 // kernel) applies them, and the kernel imports no service folder. The order is the order applied.
 import { sourceText } from "../SourceText.ts"
 

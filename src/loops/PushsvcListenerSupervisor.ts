@@ -1,8 +1,8 @@
 // pushsvc_listener_supervisor: one listener actor per enabled push registration, kept in step with
 // the table; a registration's listener runs in one worker process at a time (session advisory lock).
 import { Duration, Effect, Exit, Scope } from "effect"
-import * as DynamicSupervisor from "../../actors/DynamicSupervisor.ts"
-import { type ListenerSession, ListenerStore } from "../ListenerStore.ts"
+import * as DynamicSupervisor from "../actors/DynamicSupervisor.ts"
+import { type ListenerSession, ListenerStore } from "./ListenerStore.ts"
 import type { Loop } from "./Loop.ts"
 
 /** How often a listener refreshes its registration's `last_event_at` from the stored SMS. */

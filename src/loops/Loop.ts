@@ -1,4 +1,4 @@
-// What a worker loop is (one file per loop in src/worker/loops, one line in its index.ts) and the
+// What a worker loop is (one file per loop in src/loops, one line in its index.ts) and the
 // services every loop may use: the worker's settings, the kicks that wake other loops and the
 // stores that hold the loops' SQL (provided together, `loopStores`). A loop
 // declares what it needs in its type (`Loop<R>`): one that calls a new client needs that client
@@ -7,14 +7,14 @@ import { Context, Duration, Effect, Layer, Scope } from "effect"
 import type { PgClient } from "@effect/sql-pg"
 import type { SqlClient } from "effect/sql"
 import type { HttpClient } from "effect/http"
-import type { WorkerSettings } from "../Settings.ts"
-import type { HealthRegistry } from "../../health/HealthRegistry.ts"
-import { ChatbotStore } from "../ChatbotStore.ts"
-import { DeviceSyncStore } from "../DeviceSyncStore.ts"
-import { ListenerStore } from "../ListenerStore.ts"
-import { MatchStore } from "../MatchStore.ts"
-import { ParseStore } from "../ParseStore.ts"
-import { WhitelistStore } from "../WhitelistStore.ts"
+import type { WorkerSettings } from "./Settings.ts"
+import type { HealthRegistry } from "../health/HealthRegistry.ts"
+import { ChatbotStore } from "./ChatbotStore.ts"
+import { DeviceSyncStore } from "./DeviceSyncStore.ts"
+import { ListenerStore } from "./ListenerStore.ts"
+import { MatchStore } from "./MatchStore.ts"
+import { ParseStore } from "./ParseStore.ts"
+import { WhitelistStore } from "./WhitelistStore.ts"
 
 /** The loop ids of DESIGN section 8, verbatim. */
 export type LoopName =
@@ -71,7 +71,7 @@ export const simple = <R = LoopServices>(loop: Omit<Loop<R>, "start"> & { readon
 })
 
 /** The worker's configuration, for loops that need it. */
-export class Worker extends Context.Service<Worker, WorkerSettings>()("recon/worker/loops/Worker") {
+export class Worker extends Context.Service<Worker, WorkerSettings>()("recon/loops/Worker") {
   static readonly layer = (settings: WorkerSettings) => Layer.succeed(Worker, settings)
 }
 
@@ -80,7 +80,7 @@ export class Kicks extends Context.Service<Kicks, {
   kick(name: LoopName): Effect.Effect<void>
   /** The runtime's side: a loop's actor takes kicks from now until the scope closes. */
   register(name: LoopName, kick: Effect.Effect<void>): Effect.Effect<void, never, Scope.Scope>
-}>()("recon/worker/loops/Kicks") {
+}>()("recon/loops/Kicks") {
   static readonly layer = Layer.sync(Kicks, () => {
     const kickers = new Map<LoopName, Effect.Effect<void>>()
     return Kicks.of({

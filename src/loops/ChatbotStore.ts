@@ -20,7 +20,7 @@ export class ChatbotStore extends Context.Service<ChatbotStore, {
   readOffset(): Effect.Effect<number | undefined, SqlError.SqlError>
   /** The next update offset, never moved back: a slower process can not undo a newer commit. */
   writeOffset(offset: number): Effect.Effect<void, SqlError.SqlError>
-}>()("recon/worker/ChatbotStore") {
+}>()("recon/loops/ChatbotStore") {
   static readonly layer = Layer.effect(ChatbotStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

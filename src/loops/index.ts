@@ -1,4 +1,4 @@
-// Every loop of the worker: adding one is a file in src/worker/loops and a line here.
+// Every loop of the worker: adding one is a file in src/loops and a line here.
 import { ChatbotPollLoop } from "./ChatbotPollLoop.ts"
 import { MissingSmsSyncLoop } from "./MissingSmsSyncLoop.ts"
 import { ParseLoop } from "./ParseLoop.ts"

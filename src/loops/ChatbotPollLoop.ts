@@ -9,10 +9,10 @@ import {
   type TelegramError,
   TelegramUnavailable,
   type TelegramUpdate
-} from "../../clients/TelegramClient.ts"
-import { ChatbotStore } from "../ChatbotStore.ts"
-import { IngestStore, type NewSms } from "../IngestStore.ts"
-import { readChatText } from "../../domain/SmsText.ts"
+} from "../clients/TelegramClient.ts"
+import { ChatbotStore } from "./ChatbotStore.ts"
+import { IngestStore, type NewSms } from "./IngestStore.ts"
+import { readChatText } from "../domain/SmsText.ts"
 import { Kicks, type Loop, type LoopServices, Worker } from "./Loop.ts"
 
 /** Long-poll seconds: with the client's transport margin a pass stays well inside the 60 s TTL. */

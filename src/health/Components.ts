@@ -2,8 +2,8 @@
 // ingest batchers): each restarted by a supervisor and a named component of readiness, so that
 // any exit makes the worker not ready at once, as a loop's does (DESIGN section 8).
 import { Context, Deferred, Effect, type Fiber, Layer, type Option, type Scope } from "effect"
-import * as Supervisor from "./Supervisor.ts"
-import { HealthRegistry, type WorkRule } from "../health/HealthRegistry.ts"
+import * as Supervisor from "../actors/Supervisor.ts"
+import { HealthRegistry, type WorkRule } from "./HealthRegistry.ts"
 
 export interface ComponentsOptions {
   /** Restarts of one component allowed within 60 s before it escalates (default 5, as the loops'). */
@@ -22,7 +22,7 @@ export class Components extends Context.Service<Components, {
   fiber(name: string): Effect.Effect<Option.Option<Fiber.Fiber<unknown, unknown>>>
   /** Fails once a component has exceeded its restart intensity (the worker then exits with code 1). */
   readonly await: Effect.Effect<never, Supervisor.SupervisorEscalated>
-}>()("recon/actors/Components") {
+}>()("recon/health/Components") {
   static layer(options: ComponentsOptions = {}): Layer.Layer<Components, never, HealthRegistry> {
     return Layer.effect(Components, make(options))
   }

@@ -13,7 +13,7 @@ export class WhitelistStore extends Context.Service<WhitelistStore, {
    * NOTIFY; answers how many. An SMS an operator has already judged (check_result set) is not ours to move.
    */
   moveOn(limit: number): Effect.Effect<number, SqlError.SqlError>
-}>()("recon/worker/WhitelistStore") {
+}>()("recon/loops/WhitelistStore") {
   static readonly layer = Layer.effect(WhitelistStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -2,8 +2,8 @@
 // SMS we stored (the copies come back through the webhook, duplicates are dropped there), and
 // marks registrations silent past their silence_alert_s.
 import { DateTime, Duration, Effect, Option } from "effect"
-import { SmsGatewayClient } from "../../clients/SmsGatewayClient.ts"
-import { DeviceSyncStore, type ExportCandidate } from "../DeviceSyncStore.ts"
+import { SmsGatewayClient } from "../clients/SmsGatewayClient.ts"
+import { DeviceSyncStore, type ExportCandidate } from "./DeviceSyncStore.ts"
 import type { Loop } from "./Loop.ts"
 
 /** Re-sent window reaches this far before the last stored SMS: covers phone clock skew and late webhooks. */

@@ -2,7 +2,7 @@
 // duplicate_of link pointing at the original (not at another copy) when copies arrive out of order.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { DeviceSyncStore } from "../DeviceSyncStore.ts"
+import { DeviceSyncStore } from "./DeviceSyncStore.ts"
 import { simple } from "./Loop.ts"
 
 export const SmsIdSyncLoop = simple({

@@ -4,8 +4,8 @@
 import { Clock, Context, Effect, Exit, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import type { HttpSettings } from "../config/AppConfig.ts"
-import { PROBE_PATHS } from "../http/RequestLog.ts"
-import { metricsRoute, recordHttpRequest, type ServiceName } from "./Metrics.ts"
+import { PROBE_PATHS } from "./RequestLog.ts"
+import { metricsRoute, recordHttpRequest, type ServiceName } from "../observability/Metrics.ts"
 
 /** The route pattern each request matched, by its underlying request (the router's own copy may differ). */
 const matched = new WeakMap<object, string>()

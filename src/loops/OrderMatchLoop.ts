@@ -7,16 +7,16 @@
 // still succeeds (DESIGN section 8).
 import { Clock, Duration, Effect, Fiber, Queue } from "effect"
 import { SqlClient } from "effect/sql"
-import { AdminClient } from "../../clients/AdminClient.ts"
-import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../../clients/WalletClient.ts"
-import * as DepositExpiry from "../../db/DepositExpiry.ts"
-import { MatchStore } from "../MatchStore.ts"
-import { HealthRegistry } from "../../health/HealthRegistry.ts"
-import { AGREE_BATCH_MAX } from "../../api/WalletApi.ts"
-import { smsTraces } from "../../observability/Tracing.ts"
-import * as Supervisor from "../../actors/Supervisor.ts"
+import { AdminClient } from "../clients/AdminClient.ts"
+import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../clients/WalletClient.ts"
+import * as DepositExpiry from "../db/DepositExpiry.ts"
+import { MatchStore } from "./MatchStore.ts"
+import { HealthRegistry } from "../health/HealthRegistry.ts"
+import { AGREE_BATCH_MAX } from "../api/WalletApi.ts"
+import { smsTraces } from "../observability/Tracing.ts"
+import * as Supervisor from "../actors/Supervisor.ts"
 import { Kicks, type Loop, Worker } from "./Loop.ts"
-import * as WalletCalls from "../WalletCalls.ts"
+import * as WalletCalls from "./WalletCalls.ts"
 
 /** SMS decided per pass at most: a backlog is many short passes. */
 export const BATCH = 200

@@ -94,7 +94,7 @@ export class IngestStore extends Context.Service<IngestStore, {
   pruneSignatures(): Effect.Effect<void, SqlError.SqlError>
   /** The enabled registration of a device, if there is one. */
   activeRegistration(deviceId: string): Effect.Effect<Option.Option<ActiveRegistration>, SqlError.SqlError>
-}>()("recon/worker/IngestStore") {
+}>()("recon/loops/IngestStore") {
   static readonly layer = Layer.effect(IngestStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -147,7 +147,7 @@ export class ParseStore extends Context.Service<ParseStore, {
   leftBehind(age: Duration.Duration, limit: number): Effect.Effect<ReadonlyArray<BalanceFact>, SqlError.SqlError>
   /** The facts of these SMS placed (or given up): no longer pending. In the placing transaction. */
   placed(smsIds: ReadonlyArray<number>): Effect.Effect<void, SqlError.SqlError>
-}>()("recon/worker/ParseStore") {
+}>()("recon/loops/ParseStore") {
   static readonly layer = Layer.effect(ParseStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -28,7 +28,7 @@ export class ListenerStore extends Context.Service<ListenerStore, {
   markStopped(deviceId: string): Effect.Effect<void, SqlError.SqlError>
   /** Disabled registrations not yet marked stopped, marked. */
   markDisabledStopped(): Effect.Effect<void, SqlError.SqlError>
-}>()("recon/worker/ListenerStore") {
+}>()("recon/loops/ListenerStore") {
   static readonly layer = Layer.effect(ListenerStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -76,7 +76,7 @@ export class MatchStore extends Context.Service<MatchStore, {
    * left alone. `match.decision` then says what happened last: `approved`, or `manual_review` and why.
    */
   record(outcomes: ReadonlyArray<Outcome>): Effect.Effect<void, SqlError.SqlError>
-}>()("recon/worker/MatchStore") {
+}>()("recon/loops/MatchStore") {
   static readonly layer = Layer.effect(MatchStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -53,7 +53,7 @@ export class DeviceSyncStore extends Context.Service<DeviceSyncStore, {
   claimExport(deviceId: string, now: DateTime.Utc, period: Duration.Duration): Effect.Effect<boolean, SqlError.SqlError>
   /** A failed ask gives its claim back, so the next pass tries again instead of waiting a period. */
   releaseExport(deviceId: string, now: DateTime.Utc): Effect.Effect<void, SqlError.SqlError>
-}>()("recon/worker/DeviceSyncStore") {
+}>()("recon/loops/DeviceSyncStore") {
   static readonly layer = Layer.effect(DeviceSyncStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 

@@ -6,10 +6,10 @@
 // another receiver's deliveries and never the money path (its own loop, its own rows). Each
 // finished request records its attempt (the retry time with it) and kicks the loop for more.
 import { Cause, Clock, Duration, Effect } from "effect"
-import * as Supervisor from "../../actors/Supervisor.ts"
-import { makeSender, REQUEST_TIMEOUT } from "../../clients/WebhookClient.ts"
-import { type Claimed, type Deliveries, deliveries } from "../../db/WebhookStore.ts"
-import { afterAttempt, type AttemptStatus } from "../../domain/Webhooks.ts"
+import * as Supervisor from "../actors/Supervisor.ts"
+import { makeSender, REQUEST_TIMEOUT } from "../clients/WebhookClient.ts"
+import { type Claimed, type Deliveries, deliveries } from "../db/WebhookStore.ts"
+import { afterAttempt, type AttemptStatus } from "../domain/Webhooks.ts"
 import { Kicks, type Loop } from "./Loop.ts"
 
 /** Requests in flight at once in this process. */

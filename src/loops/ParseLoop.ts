@@ -21,15 +21,15 @@
 // also announces (balance.gap) the gaps open past SVC_BALANCE_GAP_GRACE_S.
 import { Cause, Clock, Context, Duration, Effect, Layer, Queue, Result } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
-import { BalanceStore } from "../../db/BalanceStore.ts"
-import { isDatabaseAway } from "../../db/Database.ts"
-import type { BalanceFact } from "../../domain/BalanceSequence.ts"
-import { balanceFactOf, parseSms } from "../../parse/SmsParse.ts"
-import { type LoadedTemplate, templateSet, type TemplateSet } from "../../parse/Templates.ts"
-import { compileRule } from "../../parse/TemplateRule.ts"
-import { ParseStore, type ReceivedSms, type TemplateRow } from "../ParseStore.ts"
-import { HealthRegistry } from "../../health/HealthRegistry.ts"
-import * as Supervisor from "../../actors/Supervisor.ts"
+import { BalanceStore } from "../db/BalanceStore.ts"
+import { isDatabaseAway } from "../db/Database.ts"
+import type { BalanceFact } from "../domain/BalanceSequence.ts"
+import { balanceFactOf, parseSms } from "../parse/SmsParse.ts"
+import { type LoadedTemplate, templateSet, type TemplateSet } from "../parse/Templates.ts"
+import { compileRule } from "../parse/TemplateRule.ts"
+import { ParseStore, type ReceivedSms, type TemplateRow } from "./ParseStore.ts"
+import { HealthRegistry } from "../health/HealthRegistry.ts"
+import * as Supervisor from "../actors/Supervisor.ts"
 import { Kicks, type Loop, Worker } from "./Loop.ts"
 
 /** SMS claimed per transaction, and transactions per pass (a pass stays short however deep the backlog). */
@@ -63,7 +63,7 @@ export class ParseInbox extends Context.Service<ParseInbox, {
   readonly hand: (sms: ReceivedSms) => Effect.Effect<void>
   /** parse_loop's side. */
   readonly take: Effect.Effect<ReadonlyArray<ReceivedSms>>
-}>()("recon/worker/loops/ParseLoop/ParseInbox") {
+}>()("recon/loops/ParseLoop/ParseInbox") {
   static readonly layer = Layer.effect(ParseInbox, Effect.gen(function*() {
     const kicks = yield* Kicks
     const inbox = yield* Queue.dropping<ReceivedSms>(INBOX)

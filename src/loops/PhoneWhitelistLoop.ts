@@ -1,7 +1,7 @@
 // phone_whitelist_loop: moves on the need_check SMS that were held only because their sender was
 // not yet whitelisted (or their device not yet trusted), once both hold.
 import { Effect } from "effect"
-import { WhitelistStore } from "../WhitelistStore.ts"
+import { WhitelistStore } from "./WhitelistStore.ts"
 import { Kicks, simple } from "./Loop.ts"
 
 const BATCH = 500

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { AdminClient } from "../../src/clients/AdminClient.ts"
 import { WalletClient } from "../../src/clients/WalletClient.ts"
-import { OrderMatchLoop, WALLET_CONCURRENCY } from "../../src/worker/loops/OrderMatchLoop.ts"
+import { OrderMatchLoop, WALLET_CONCURRENCY } from "../../src/loops/OrderMatchLoop.ts"
 import { createOperator, login, openSocket, startAdmin } from "../admin/support.ts"
 import { createMigratedDatabase, holdLock, holdTableLock, runSql } from "../support/database.ts"
 import {

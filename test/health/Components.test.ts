@@ -4,7 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
 import { TestClock } from "effect/testing"
-import { Components } from "../../src/actors/Components.ts"
+import { Components } from "../../src/health/Components.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import { settle } from "../support/time.ts"
 
