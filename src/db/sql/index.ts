@@ -22,6 +22,6 @@ export interface Definition {
 
 export const definitions: ReadonlyArray<Definition> = [
   { name: "recon.lease_due_sms", version: 2, statement: sourceText(import.meta.url, "./lease_due_sms.sql") },
-  { name: "recon.ingest_sms_batch", version: 1, statement: sourceText(import.meta.url, "./ingest_sms_batch.sql") },
+  { name: "recon.ingest_sms_batch", version: 2, statement: sourceText(import.meta.url, "./ingest_sms_batch.sql") },
   { name: "wallet.agree_batch", version: 1, statement: sourceText(import.meta.url, "./agree_batch.sql") }
 ]

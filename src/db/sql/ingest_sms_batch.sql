@@ -1,4 +1,4 @@
--- Repeatable definition (src/db/sql/index.ts): the ingest statement (worker/IngestStore.ts). Each
+-- Repeatable definition (src/db/sql/index.ts): the ingest statement (loops/IngestStore.ts). Each
 -- SMS stored by recon.store_sms (migration 0005), its SmsForwarder signature recorded (a signature
 -- seen before with another message is a replay, answered `replay` with nothing stored) and the
 -- trace of the request that brought it (no statement and commit of their own). Signature locks are
