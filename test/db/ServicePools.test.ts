@@ -10,12 +10,10 @@ import { join } from "node:path"
 import { DatabaseUrl, POOL_BUDGETS } from "../../src/db/Database.ts"
 import { adminEnv, startAdmin } from "../admin/support.ts"
 import { createMigratedDatabase, poolLayer, runSql } from "../support/database.ts"
-import { type Running, startRecon } from "../support/recon.ts"
+import { startRecon, serve } from "../support/recon.ts"
 import { startWallet } from "../support/wallet.ts"
 import { eventually } from "../support/time.ts"
 import { buildWorker, pushForwarder, register, servePush, smsRows } from "../support/worker.ts"
-
-const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
 
 /** Connections open on the database, by application_name. */
 const connections = (db: string) =>

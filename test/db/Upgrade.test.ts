@@ -8,20 +8,17 @@
 // it: an SMS pushed by the release's phone is parsed, matched to the release's pending deposit and
 // approved by the wallet, once.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, type Scope } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { mkdtempSync, readFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { readFileSync } from "node:fs"
 import { builtins0012 } from "../../src/db/BuiltinTemplates.ts"
-import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { definitionChecksum } from "../../src/db/Migrations.ts"
 import { migrations } from "../../src/db/migrations/index.ts"
 import { definitions } from "../../src/db/sql/index.ts"
 import { createMigratedDatabase, createTestDatabase, runSql, sql } from "../support/database.ts"
 import { smsState } from "../support/match.ts"
-import { runCommandToEnd, spawnCommand, waitForUrl } from "../support/process.ts"
-import { RECON_TOKEN, type Running } from "../support/recon.ts"
+import { runCommandToEnd, waitForUrl, workerProcess } from "../support/process.ts"
+import { RECON_TOKEN, serve } from "../support/recon.ts"
 import { startWallet, walletState } from "../support/wallet.ts"
 import { eventually } from "../support/time.ts"
 import { pushForwarder } from "../support/worker.ts"
@@ -96,25 +93,7 @@ const schemaOf = (url: string) =>
     )
     SELECT line FROM objects ORDER BY line`.pipe(Effect.map((rows) => rows.map((row) => row.line.startsWith("trigger ") ? row.line.replace(/[()]/g, "") : row.line))))
 
-/** A worker process for the test's scope (SIGKILLed at its end if still running). */
-const startWorker = (db: string, walletUrl: string): Effect.Effect<{ readonly base: string; readonly output: () => string }, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const port = await freePort()
-      const spawned = spawnCommand(["worker"], {
-        DATABASE_URL: db,
-        SVC_PUSH_PORT: String(port),
-        SVC_WORKER_HEARTBEAT_FILE: join(mkdtempSync(join(tmpdir(), "recon-upgrade-")), "worker.heartbeat"),
-        SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
-        WALLET_SERVICE_URL: walletUrl,
-        ADMIN_SERVICE_URL: "http://127.0.0.1:9"
-      })
-      return { ...spawned, base: `http://127.0.0.1:${port}` }
-    }),
-    (worker) => Effect.sync(() => worker.child.exitCode === null && worker.child.signalCode === null && worker.child.kill("SIGKILL"))
-  ).pipe(Effect.map((worker) => ({ base: worker.base, output: worker.output })))
-
-const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
+const startWorker = (db: string, walletUrl: string) => workerProcess(db, walletUrl, RECON_TOKEN)
 
 /** Each function of recon's schemas: its signature and result, and its body with white space made one space. */
 const functionsOf = (url: string) =>

@@ -24,7 +24,7 @@ import {
   smsStatuses,
   walletStandIn
 } from "../support/match.ts"
-import { ADMIN_TOKEN, RECON_TOKEN, recon, type Running, startRecon } from "../support/recon.ts"
+import { ADMIN_TOKEN, RECON_TOKEN, recon, startRecon, serve } from "../support/recon.ts"
 import { query, startWallet, walletState } from "../support/wallet.ts"
 import { loopServices } from "../support/loops.ts"
 import { eventually, realWait } from "../support/time.ts"
@@ -34,7 +34,6 @@ import { SqlClient } from "effect/sql"
 const heartbeatPath = () => join(mkdtempSync(join(tmpdir(), "recon-match-")), "worker.heartbeat")
 
 /** A server for the test's scope. */
-const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
 
 /** The worker with only order_match_loop on an existing database (nothing answers where no URL is given). */
 const setUpWorker = (db: string, urls: { readonly adminUrl?: string; readonly walletUrl?: string }) =>
@@ -435,7 +434,6 @@ describe("the wallet's answers", () => {
     }), 30_000)
 })
 
-
 describe("wallet calls run beside the passes", () => {
   it.effect("the database away while wallet answers are recorded (the statement stuck, then its connection terminated): /health/ready 503 naming wallet_calls once stale, the answer recorded once the database is back, one credit", () =>
     Effect.gen(function*() {
@@ -567,7 +565,6 @@ describe("wallet calls run beside the passes", () => {
       assert.deepStrictEqual([c.ledgerRows, c.creditedTwice, c.wrongSms], [1020, 0, 0])
     }), 90_000)
 })
-
 
 describe("a stuck wallet call", () => {
   it.effect("a call running far past its own timeout (a broken client) ends the loop's fiber, for the supervisor to restart it with readiness false, and its lease is given back", () =>

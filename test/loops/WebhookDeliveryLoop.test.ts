@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { BalanceStore } from "../../src/db/BalanceStore.ts"
 import { WebhookDeliveryLoop } from "../../src/loops/WebhookDeliveryLoop.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
-import { recon, type Running, startRecon } from "../support/recon.ts"
+import { recon, startRecon, serve } from "../support/recon.ts"
 import { webhookReceiver } from "../support/webhookReceiver.ts"
 import { eventually, realWait } from "../support/time.ts"
 import { buildWorker } from "../support/worker.ts"
@@ -24,8 +24,6 @@ const groupBy = <A, K>(items: ReadonlyArray<A>, key: (a: A) => K): Map<K, Array<
   for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item])
   return groups
 }
-
-const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
 
 /** A database, recon_service on it (to add webhooks as an operator does), and a worker running only webhook_delivery_loop. */
 const setUp = (prefix: string) =>

@@ -1,7 +1,10 @@
 // Commands as real child processes (`node src/main.ts …`; Node 24 runs the TypeScript directly).
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { Effect, type Scope } from "effect"
 import { inject } from "vitest"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { eventuallyAsync } from "./time.ts"
@@ -113,3 +116,25 @@ export const probe = (heartbeatFile: string): { readonly code: number | null; re
   })
   return { code: result.status, line: (result.stdout + result.stderr).trim() }
 }
+
+/**
+ * A `recon worker` process on a free port for the test's scope, its wallet at `walletUrl`, admin
+ * nowhere (SIGKILLed at the scope's end if still running); `env` adds or overrides keys.
+ */
+export const workerProcess = (db: string, walletUrl: string, recon_token: string, env: Record<string, string> = {}): Effect.Effect<Spawned & { readonly base: string }, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const port = await freePort()
+      const spawned = spawnCommand(["worker"], {
+        DATABASE_URL: db,
+        SVC_PUSH_PORT: String(port),
+        SVC_WORKER_HEARTBEAT_FILE: join(mkdtempSync(join(tmpdir(), "recon-worker-")), "worker.heartbeat"),
+        SVC_INTERNAL_SERVICE_TOKEN_RECON: recon_token,
+        WALLET_SERVICE_URL: walletUrl,
+        ADMIN_SERVICE_URL: "http://127.0.0.1:9",
+        ...env
+      })
+      return { ...spawned, base: `http://127.0.0.1:${port}` }
+    }),
+    (worker) => Effect.sync(() => worker.child.exitCode === null && worker.child.signalCode === null && worker.child.kill("SIGKILL"))
+  )

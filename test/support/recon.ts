@@ -19,6 +19,9 @@ export interface Running {
   readonly close: () => Promise<void>
 }
 
+/** A started server (a `start…` of test/support) for the test's scope: closed at its end. */
+export const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
+
 /** The servers' settings as `all` reads them (loopback), with `env`'s SVC_HTTP_* keys. */
 export const httpSettings = (env: Env = {}): HttpSettings => {
   return readSync(env, readHttpSettings("loopback"))

@@ -2,44 +2,20 @@
 // wallet_service on loopback: a worker SIGKILLed between approving and approved, two workers
 // sharing 2,000 matches, and the webhook path (three phones, forwarder retries) to one credit.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, type Scope } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { loops } from "../../src/loops/index.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { addDeposit, addParsedSms, addParsedSmsBatch, addPlayer, addPlayersWithDeposits, credits, smsState, smsStatuses, walletStandIn } from "../support/match.ts"
-import { spawnCommand, waitForUrl } from "../support/process.ts"
-import { RECON_TOKEN, type Running } from "../support/recon.ts"
+import { waitForUrl, workerProcess } from "../support/process.ts"
+import { RECON_TOKEN, serve } from "../support/recon.ts"
 import { startWallet, walletState } from "../support/wallet.ts"
 import { eventually } from "../support/time.ts"
 import { pushForwarder, register } from "../support/worker.ts"
 
-const heartbeatPath = () => join(mkdtempSync(join(tmpdir(), "recon-match-proc-")), "worker.heartbeat")
 
-const serve = (start: Promise<Running>) => Effect.acquireRelease(Effect.promise(() => start), (s) => Effect.promise(() => s.close()))
-
-/** A worker process for the test's scope (SIGKILLed at its end if still running). */
-const startWorker = (db: string, walletUrl: string): Effect.Effect<ReturnType<typeof spawnCommand> & { readonly base: string }, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const port = await freePort()
-      const spawned = spawnCommand(["worker"], {
-        DATABASE_URL: db,
-        SVC_PUSH_PORT: String(port),
-        SVC_WORKER_HEARTBEAT_FILE: heartbeatPath(),
-        SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
-        WALLET_SERVICE_URL: walletUrl,
-        ADMIN_SERVICE_URL: "http://127.0.0.1:9",
-        LOG_FORMAT: "json",
-        LOG_LEVEL: "info"
-      })
-      return { ...spawned, base: `http://127.0.0.1:${port}` }
-    }),
-    (worker) => Effect.sync(() => worker.child.exitCode === null && worker.child.signalCode === null && worker.child.kill("SIGKILL"))
-  )
+/** A worker process for the test's scope, logging JSON at info. */
+const startWorker = (db: string, walletUrl: string) => workerProcess(db, walletUrl, RECON_TOKEN, { LOG_FORMAT: "json", LOG_LEVEL: "info" })
 
 const until = (what: string, check: () => Promise<boolean>, ms = 20_000) => eventually(what, Effect.promise(check), ms)
 
