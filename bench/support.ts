@@ -234,11 +234,8 @@ export const startService = async (command: string, portKey: string, env: Record
   const port = fixedPort ?? await freePort()
   // BENCH_NODE_ARGS: Node flags for the services (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"); given
   // here, with the service flags of main.ts, so the process is not replaced by one without them.
-  // BENCH_SERVICE_FLAGS: other service flags than SERVICE_NODE_FLAGS, to measure them (keep a
-  // --max-semi-space-size among them, or main.ts adds the usual ones).
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
-  const serviceFlags = process.env.BENCH_SERVICE_FLAGS === undefined ? SERVICE_NODE_FLAGS : process.env.BENCH_SERVICE_FLAGS.split(" ").filter((arg) => arg !== "")
-  const flags = nodeArgs.length === 0 && process.env.BENCH_SERVICE_FLAGS === undefined ? [] : [...serviceFlags, ...nodeArgs]
+  const flags = nodeArgs.length === 0 ? [] : [...SERVICE_NODE_FLAGS, ...nodeArgs]
   const child = spawn(process.execPath, [...flags, reconEntry(), command], {
     env: { PATH: process.env.PATH ?? "", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", ...SERVICE_ENV, ...env, [portKey]: String(port) },
     // `verbose` a path: the output appended to that file.

@@ -5,7 +5,7 @@
 import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, References, Schedule, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { spawn, spawnSync } from "node:child_process"
-import { Agent, request as httpRequest } from "node:http"
+import { Agent } from "node:http"
 import { existsSync, readFileSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
@@ -15,7 +15,7 @@ import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
 import { HealthRegistry } from "../src/health/HealthRegistry.ts"
 import { Fatal } from "../src/commands/Lifecycle.ts"
 import { WorkerRuntime, workerCore } from "../src/worker/Runtime.ts"
-import { benchDatabase } from "./support.ts"
+import { benchDatabase, pushTry } from "./support.ts"
 
 const SENDERS = 50
 const SMS_TOTAL = 20_000
@@ -140,24 +140,12 @@ const bodies = Array.from({ length: SMS_TOTAL }, (_, i) => {
   return Buffer.from(smsForwarderFormBody({ from: "1588-9999", content: text, orgContent: text, timestamp: stamp + i, secret: "bench-secret" }))
 })
 const agent = new Agent({ keepAlive: true, maxSockets: SENDERS })
-const post = (path: string, body: Buffer) =>
-  new Promise<number>((resolve, reject) => {
-    const request = httpRequest({ host: "127.0.0.1", port, path, method: "POST", agent, headers: {
-      "content-type": "application/x-www-form-urlencoded",
-      "content-length": body.length
-    } }, (response) => {
-      response.resume()
-      response.on("end", () => resolve(response.statusCode ?? 0))
-    })
-    request.on("error", reject)
-    request.end(body)
-  })
 const started = performance.now()
 await Promise.all(Array.from({ length: SENDERS }, async () => {
   while (next < SMS_TOTAL) {
     const i = next++
     const t0 = performance.now()
-    const status = await post(`/push/bench-${i % DEVICES}`, bodies[i]!)
+    const status = await pushTry(port, `/push/bench-${i % DEVICES}`, bodies[i]!, agent, 60_000)
     latencies.push(performance.now() - t0)
     if (status !== 200) failed++
   }

@@ -143,6 +143,8 @@ const make = Effect.fnUntraced(function*(loops: ReadonlyArray<LoopSpec>) {
   // One pending timer that re-evaluates readiness when the earliest fresh loop or work expires.
   const scope = yield* Effect.scope
   let timer: Fiber.Fiber<void> | undefined
+  /** When the pending timer fires (Infinity when none is pending). */
+  let armedAt = Infinity
 
   // Prometheus reads each loop's freshness and restarts from here at every scrape.
   const clock = yield* Clock.Clock
@@ -164,13 +166,18 @@ const make = Effect.fnUntraced(function*(loops: ReadonlyArray<LoopSpec>) {
       if (!entry.component) earliest = Math.min(earliest, entry.lastSuccessAt! + entry.ttlMillis)
       if (entry.work !== undefined) earliest = Math.min(earliest, workStaleAt(entry.work))
     }
-    timer?.interruptUnsafe()
-    timer = undefined
-    if (earliest !== Infinity) {
+    // Re-armed only for an earlier deadline: reports on the hot path (a batch flushed, answers
+    // recorded) move deadlines later, and a timer that fires early only refreshes and re-arms.
+    if (earliest < armedAt) {
+      timer?.interruptUnsafe()
+      armedAt = earliest
       timer = yield* Supervisor.fork(
         { name: "health expiry timer", answer: "restart", lifetime: "task", scope, startImmediately: true },
         // Forgotten before it refreshes, so the refresh does not interrupt the fiber it runs in.
-        Effect.sleep(earliest - now).pipe(Effect.andThen(Effect.sync(() => void (timer = undefined))), Effect.andThen(refresh))
+        Effect.sleep(earliest - now).pipe(Effect.andThen(Effect.sync(() => {
+          timer = undefined
+          armedAt = Infinity
+        })), Effect.andThen(refresh))
       )
     }
   })

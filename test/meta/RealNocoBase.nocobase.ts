@@ -8,7 +8,7 @@ import { existsSync } from "node:fs"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { createTestDatabase, runSql } from "../support/database.ts"
-import { apiClient, meta, type Ran, type RealNocoBase, startRealNocoBase } from "./support/RealNocoBase.ts"
+import { apiClient, byUid, meta, type Ran, type RealNocoBase, startRealNocoBase } from "./support/RealNocoBase.ts"
 
 const GUIDS = ["6f1c3b9e-0000-4000-8000-000000000001", "6f1c3b9e-0000-4000-8000-000000000002"]
 
@@ -58,17 +58,6 @@ const DAMAGE = [
 ]
 
 type Api = Awaited<ReturnType<typeof apiClient>>
-
-/** The node with that x-uid in a served schema tree. */
-const byUid = (tree: any, uid: string): any => {
-  if (tree === null || typeof tree !== "object") return undefined
-  if (tree["x-uid"] === uid) return tree
-  for (const child of Object.values(tree.properties ?? {})) {
-    const found = byUid(child, uid)
-    if (found !== undefined) return found
-  }
-  return undefined
-}
 
 /** What the running server serves about orders: collection options, fields, the page, a record by guid. */
 const served = async (api: Api) => {

@@ -12,7 +12,7 @@ import { type Browser, chromium } from "playwright-core"
 import { createTestDatabase, runSql } from "../support/database.ts"
 import { ensureClient, serveClient } from "./support/NocoBaseClient.ts"
 import { drawComponents } from "./support/ReactPage.ts"
-import { apiClient, cacheDir, ensureInstalled, meta, type Ran, type RealNocoBase, startRealNocoBase } from "./support/RealNocoBase.ts"
+import { apiClient, byUid, cacheDir, ensureInstalled, meta, type Ran, type RealNocoBase, startRealNocoBase } from "./support/RealNocoBase.ts"
 
 const PLUGIN_DIR = "nocobase/plugin-svc-preset-actions"
 const PLUGIN = "@recon/plugin-svc-preset-actions"
@@ -43,16 +43,6 @@ const SVC_META: Record<string, Record<string, unknown>> = {
   tags: { uiKind: "multi_select" },
   members: { uiKind: "m2m_array" },
   path: { uiKind: "internal_path", copyable: true }
-}
-
-const byUid = (tree: any, uid: string): any => {
-  if (tree === null || typeof tree !== "object") return undefined
-  if (tree["x-uid"] === uid) return tree
-  for (const child of Object.values(tree.properties ?? {})) {
-    const found = byUid(child, uid)
-    if (found !== undefined) return found
-  }
-  return undefined
 }
 
 describe("plugin-svc-preset-actions in a real NocoBase 2.2.15", () => {

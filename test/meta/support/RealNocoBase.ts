@@ -222,3 +222,14 @@ export const meta = (args: ReadonlyArray<string>, env: Record<string, string>): 
       resolve(ran)
     })
   })
+
+/** The node with that x-uid in a served schema tree. */
+export const byUid = (tree: any, uid: string): any => {
+  if (tree === null || typeof tree !== "object") return undefined
+  if (tree["x-uid"] === uid) return tree
+  for (const child of Object.values(tree.properties ?? {})) {
+    const found = byUid(child, uid)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
