@@ -76,7 +76,18 @@ export const spawnScript = (args: ReadonlyArray<string>, env: Record<string, str
     output += chunk
     stderr += chunk
   })
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  // "exit" can come before the last of the output is read: resolved once both streams ended too
+  // (at most 2 s later: a process it started may still hold them).
+  const drained = (stream: NodeJS.ReadableStream & { readonly readableEnded: boolean }) =>
+    new Promise<void>((done) => (stream.readableEnded ? done() : stream.once("end", done).once("close", done)))
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("exit", (code) => {
+      const bound = setTimeout(() => resolve(code), 2_000)
+      void Promise.all([drained(child.stdout!), drained(child.stderr!)]).then(() => {
+        clearTimeout(bound)
+        resolve(code)
+      })
+    }))
   return { child, output: () => output, stdout: () => stdout, stderr: () => stderr, exited }
 }
 
