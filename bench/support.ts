@@ -247,12 +247,12 @@ export const startService = async (command: string, portKey: string, env: Record
   return { child, base: `http://127.0.0.1:${port}`, port, exited }
 }
 
-/** Polls `url` until it answers 200 (or `ms` passes): true when it did. */
-export const waitFor = async (url: string, ms = 60_000): Promise<boolean> => {
+/** Polls `url` every `every` ms until it answers 200 (or `ms` passes): true when it did. */
+export const waitFor = async (url: string, ms = 60_000, every = 50): Promise<boolean> => {
   const until = Date.now() + ms
   while (Date.now() < until) {
     if (await fetch(url).then((r) => r.ok, () => false)) return true
-    await sleep(50)
+    await sleep(every)
   }
   return false
 }
@@ -282,6 +282,9 @@ export const pgbenchTps = async (db: BenchDatabase, seconds: number): Promise<{ 
  * One try of a phone's form-encoded push to a worker on loopback: the HTTP status, 0 when the
  * connection was refused or reset, -1 when no answer came within `timeoutMs`.
  */
+/** The errors of the tries pushTry answered 0, by code (ECONNREFUSED: nothing listening; ECONNRESET: the connection cut). */
+export const tryErrors = new Map<string, number>()
+
 export const pushTry = (port: number, path: string, body: Buffer, agent: Agent, timeoutMs: number): Promise<number> =>
   new Promise<number>((resolve) => {
     const request = httpRequest({ host: "127.0.0.1", port, path, method: "POST", agent, headers: {
@@ -291,7 +294,10 @@ export const pushTry = (port: number, path: string, body: Buffer, agent: Agent, 
       response.resume()
       response.on("end", () => resolve(response.statusCode ?? 0))
     })
-    request.on("error", () => resolve(0))
+    request.on("error", (error: NodeJS.ErrnoException) => {
+      tryErrors.set(error.code ?? error.message, (tryErrors.get(error.code ?? error.message) ?? 0) + 1)
+      resolve(0)
+    })
     request.setTimeout(timeoutMs, () => {
       resolve(-1)
       request.destroy()

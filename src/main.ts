@@ -2,6 +2,7 @@
 // The `recon` command: looks the command up in the table (commands/Commands.ts) and runs it. The
 // table loads each command lazily, so `probe` and `meta` load nothing else and the container probe
 // stays fast.
+import { enableCompileCache } from "node:module"
 import { find, usage } from "./commands/Commands.ts"
 import { flagsChosen, SERVICE_ENV, SERVICE_NODE_FLAGS } from "./commands/NodeFlags.ts"
 
@@ -15,6 +16,14 @@ const command = find(name)
 if (command?.service === true && !isHelp(args[0]) && typeof process.execve === "function" && !flagsChosen(process.execArgv)) {
   process.execve(process.execPath, [process.execPath, ...SERVICE_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)], { ...SERVICE_ENV, ...process.env })
 }
+
+// Node's compile cache (V8's code for each module, by content) in NODE_COMPILE_CACHE or the
+// system's temporary directory: every start after the first skips compiling the command's
+// chunks, ~60 ms of the ~450 ms of CPU a worker's start takes. That matters when a worker is
+// restarted on a busy machine, where its port stays closed for as long as its start takes
+// (BENCHMARKS.md). Where the directory cannot be written it is silently not used;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+enableCompileCache()
 
 if (command !== undefined && command.help === undefined) {
   // A command with help of its own (meta): every argument goes to it, `--help` and `help SUB` included.

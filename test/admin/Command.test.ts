@@ -10,7 +10,7 @@ import { onTestFinished } from "vitest"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase, createTestDatabase } from "../support/database.ts"
 import { ADMIN_TOKEN, RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
-import { commandEnv, runCommandToEnd, spawnCommand, waitForUrl } from "../support/process.ts"
+import { commandEnv, MAIN, runCommandToEnd, spawnCommand, waitForUrl } from "../support/process.ts"
 import { login, openSocket, request, sql, sync } from "./support.ts"
 
 const PASSWORD = "s3cret-enough-for-tests"
@@ -65,7 +65,7 @@ const hasScript = spawnSync("script", ["--version"]).status === 0
 describe("admin --create-user on a terminal", () => {
   it.skipIf(!hasScript)("prompts twice with echo off: the password never appears on the terminal", async () => {
     const typed = "typed-at-the-prompt-42"
-    const child = spawn("script", ["-qec", `${process.execPath} src/main.ts admin --create-user frank`, "/dev/null"], {
+    const child = spawn("script", ["-qec", `${process.execPath} ${MAIN} admin --create-user frank`, "/dev/null"], {
       env: { PATH: process.env.PATH ?? "", DATABASE_URL: db, LOG_LEVEL: "warn", ADMIN_PASSWORD: "not-used-on-a-terminal" },
       stdio: ["pipe", "pipe", "pipe"]
     })

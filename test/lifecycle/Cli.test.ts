@@ -2,12 +2,17 @@
 // that cannot be reached or a port another process holds as one line (no password, exit 1, no
 // banner), and logs on stderr apart from the commands' own output on stdout, one line per request.
 import { assert, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { onTestFinished } from "vitest"
 import type { AddressInfo } from "node:net"
 import { commands } from "../../src/commands/Commands.ts"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase, createTestDatabase } from "../support/database.ts"
-import { servicePorts, spawnCommand, waitForUrl } from "../support/process.ts"
+import { MAIN, servicePorts, spawnCommand, waitForUrl } from "../support/process.ts"
 import { ADMIN_TOKEN, RECON_TOKEN } from "../support/recon.ts"
 
 const run = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
@@ -74,6 +79,25 @@ describe("help", () => {
     assert.strictEqual(code, 2)
     assert.strictEqual(stdout, "")
     assert.match(stderr, /unknown command: --frobnicate\nusage: recon <command>/)
+  })
+})
+
+describe("the compile cache", () => {
+  it("a command keeps Node's compiled code in NODE_COMPILE_CACHE, else in the temporary directory; NODE_DISABLE_COMPILE_CACHE turns it off", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "recon-cache-"))
+    onTestFinished(() => rmSync(tmp, { recursive: true, force: true }))
+    const probe = (env: Record<string, string>) =>
+      spawnSync(process.execPath, [MAIN, "probe"], { env: { PATH: process.env.PATH ?? "", SVC_WORKER_HEARTBEAT_FILE: join(tmp, "none"), ...env }, encoding: "utf8" })
+    const cached = (dir: string) => existsSync(dir) && readdirSync(dir, { recursive: true }).length > 0
+
+    // probe has no heartbeat to read: exit 1, and its chunk was loaded after the cache was on.
+    assert.strictEqual(probe({ TMPDIR: join(tmp, "off"), NODE_DISABLE_COMPILE_CACHE: "1" }).status, 1)
+    assert.isFalse(cached(join(tmp, "off", "node-compile-cache")))
+    mkdirSync(join(tmp, "system"))
+    assert.strictEqual(probe({ TMPDIR: join(tmp, "system") }).status, 1)
+    assert.isTrue(cached(join(tmp, "system", "node-compile-cache")))
+    assert.strictEqual(probe({ TMPDIR: join(tmp, "unused"), NODE_COMPILE_CACHE: join(tmp, "chosen") }).status, 1)
+    assert.isTrue(cached(join(tmp, "chosen")))
   })
 })
 

@@ -3,6 +3,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import { ReconApi } from "../../src/api/ReconApi.ts"
 import { createMigratedDatabase } from "../support/database.ts"
+import { MAIN } from "../support/process.ts"
 import { ADMIN_TOKEN, post, RECON_TOKEN, type Running, SHARED_TOKEN, startRecon } from "../support/recon.ts"
 
 const routes = Object.values(ReconApi.groups).flatMap((group) =>
@@ -93,7 +94,7 @@ describe("token stages", () => {
 })
 
 const runRecon = (env: Record<string, string>) =>
-  spawnSync(process.execPath, ["src/main.ts", "recon"], {
+  spawnSync(process.execPath, [MAIN, "recon"], {
     env: { PATH: process.env.PATH ?? "", DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", ...env },
     encoding: "utf8",
     timeout: 20_000
@@ -125,7 +126,7 @@ describe("startup refusals (exit 2, one line per problem, no secret printed)", (
     assert.notInclude(run.stderr, "hunter2")
   })
   it("an unknown command", () => {
-    const run = spawnSync(process.execPath, ["src/main.ts", "frobnicate"], { encoding: "utf8" })
+    const run = spawnSync(process.execPath, [MAIN, "frobnicate"], { encoding: "utf8" })
     assert.strictEqual(run.status, 2)
     assert.match(run.stderr, /unknown command: frobnicate/)
   })

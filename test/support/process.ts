@@ -1,4 +1,6 @@
-// Commands as real child processes (`node src/main.ts …`; Node 24 runs the TypeScript directly).
+// Commands as real child processes: `node <the run's build>/main.js …` (globalSetup.ts builds it
+// once per run, as `npm start` and the image run the commands), `node src/main.ts …` when a file
+// is run without the global setup.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -26,6 +28,9 @@ export interface SpawnOptions {
 }
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url))
+
+/** The `recon` command the tests run: the run's build (see globalSetup.ts), else the source. */
+export const MAIN = process.env.RECON_TEST_MAIN ?? resolve(ROOT, "src/main.ts")
 
 let spawned = 0
 
@@ -92,7 +97,7 @@ export const spawnScript = (args: ReadonlyArray<string>, env: Record<string, str
 }
 
 export const spawnCommand = (args: ReadonlyArray<string>, env: Record<string, string>, options?: SpawnOptions): Spawned =>
-  spawnScript(["src/main.ts", ...args], env, options)
+  spawnScript([MAIN, ...args], env, options)
 
 export interface Finished {
   readonly status: number | null
@@ -100,10 +105,10 @@ export interface Finished {
   readonly stderr: string
 }
 
-/** Runs `node src/main.ts …args` to its end with a clean environment ({@link commandEnv}); killed after 90 s. */
+/** Runs `recon …args` ({@link MAIN}) to its end with a clean environment ({@link commandEnv}); killed after 90 s. */
 export const runCommandToEnd = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Finished> =>
   new Promise((resolve) => {
-    const child = spawn(process.execPath, ["src/main.ts", ...args], {
+    const child = spawn(process.execPath, [MAIN, ...args], {
       env: commandEnv(env),
       stdio: ["ignore", "pipe", "pipe"],
       timeout: 90_000
@@ -121,7 +126,7 @@ export const waitForUrl = (url: string, deadlineMs = 15_000): Promise<boolean> =
 
 /** `recon probe` against a heartbeat file: its exit code and its one line. */
 export const probe = (heartbeatFile: string): { readonly code: number | null; readonly line: string } => {
-  const result = spawnSync(process.execPath, ["src/main.ts", "probe"], {
+  const result = spawnSync(process.execPath, [MAIN, "probe"], {
     env: { PATH: process.env.PATH ?? "", ...compileCache(), SVC_WORKER_HEARTBEAT_FILE: heartbeatFile },
     encoding: "utf8"
   })
