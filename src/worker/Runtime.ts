@@ -136,8 +136,11 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
   settings: WorkerSettings,
   loops: ReadonlyArray<L> = allLoops as unknown as ReadonlyArray<L>,
   options: RuntimeOptions = {}
-) =>
-  supervised(loops, options).pipe(
+) => withWorkerServices(supervised(loops, options), settings, loops, options)
+
+/** `layer` (the supervised loops, with or without the push port) on everything of the core but the loops. */
+const withWorkerServices = <A, E, R, L extends Loop<any>>(layer: Layer.Layer<A, E, R>, settings: WorkerSettings, loops: ReadonlyArray<L>, options: RuntimeOptions) =>
+  layer.pipe(
     Layer.provideMerge(WorkerFamiliesLive),
     Layer.provideMerge(Heartbeat.layer({ path: settings.heartbeatFile })),
     Layer.provideMerge(IngestBatchers.layer),
@@ -151,8 +154,11 @@ export const workerCore = <L extends Loop<any> = (typeof allLoops)[number]>(
     Layer.provide([Worker.layer(settings), FetchHttpClient.layer, NodeServices.layer])
   )
 
-/** `worker`: the core, the push/health port, and exit 1 once the supervisor gives up. */
+/**
+ * `worker`: the core, the push/health port, and exit 1 once the supervisor gives up. The port
+ * listens before the loops start: a worker restarted on a busy machine stores SMS (and answers
+ * /health/live) as soon as its ingest can, while its loops' start-up (templates compiled, first
+ * passes) follows; /health/ready stays false until every loop has reported.
+ */
 export const WorkerLive = (settings: WorkerSettings, http: HttpSettings) =>
-  PushServerLive(settings.port, http).pipe(
-    Layer.provideMerge(workerCore(settings))
-  )
+  withWorkerServices(supervised(allLoops, {}).pipe(Layer.provideMerge(PushServerLive(settings.port, http))), settings, allLoops, {})
