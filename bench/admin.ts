@@ -63,9 +63,11 @@ startService("admin", {
   RECON_SERVICE_URL: `http://127.0.0.1:${reconPort}`,
   SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
   SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
-  // The refused sign-ins timed below are more than the default limits let through.
+  // The refused sign-ins timed below are more than the default limits let through (and each
+  // would log a warning).
   SVC_ADMIN_SIGNIN_MAX_PER_ACCOUNT: "1000",
-  SVC_ADMIN_SIGNIN_MAX_PER_ADDRESS: "1000"
+  SVC_ADMIN_SIGNIN_MAX_PER_ADDRESS: "1000",
+  LOG_LEVEL: "error"
 })
 const admin = `http://127.0.0.1:${adminPort}`
 await waitUp(`http://127.0.0.1:${reconPort}/health`)
