@@ -1,4 +1,5 @@
-// Benchmark: sync-to-websocket latency of admin_service (figures printed, nothing asserted).
+// Benchmark: sync-to-websocket latency of admin_service, and the time of a refused sign-in with a
+// wrong password and with an unknown account (figures printed, nothing asserted).
 // node bench/admin.ts   — DATABASE_URL when set (needs CREATE DATABASE), else an embedded server.
 // recon_service and admin_service run as their own processes (`node src/main.ts recon|admin`), as in
 // production; this process holds 100 websocket clients, sends the syncs one after another and
@@ -61,7 +62,12 @@ startService("admin", {
   SVC_ADMIN_PORT: String(adminPort),
   RECON_SERVICE_URL: `http://127.0.0.1:${reconPort}`,
   SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN,
-  SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN
+  SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN,
+  // The refused sign-ins timed below are more than the default limits let through (and each
+  // would log a warning).
+  SVC_ADMIN_SIGNIN_MAX_PER_ACCOUNT: "1000",
+  SVC_ADMIN_SIGNIN_MAX_PER_ADDRESS: "1000",
+  LOG_LEVEL: "error"
 })
 const admin = `http://127.0.0.1:${adminPort}`
 await waitUp(`http://127.0.0.1:${reconPort}/health`)
@@ -73,6 +79,31 @@ const login = await fetch(`${admin}/api/auth/login`, {
   body: JSON.stringify({ account: "bench", password: PASSWORD })
 }).then((r) => r.json() as Promise<{ data: { token: string } }>)
 const token = login.data.token
+
+// Refused sign-ins, alternating: a wrong password for "bench" and an unknown account. Both run one
+// scrypt derivation at the same parameters (test/admin/Session.test.ts checks it): the times say
+// whether that makes them cost the same.
+const SIGN_INS = Number(process.env.BENCH_SIGN_INS ?? 20)
+const refusedSignIn = async (account: string) => {
+  const started = performance.now()
+  const response = await fetch(`${admin}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ account, password: "not the password at all" })
+  })
+  await response.arrayBuffer()
+  if (response.status !== 401) throw new Error(`refused sign-in answered ${response.status}`)
+  return performance.now() - started
+}
+const wrongPassword: Array<number> = []
+const unknownAccount: Array<number> = []
+for (let i = 0; i < 2 + SIGN_INS; i++) {
+  const wrong = await refusedSignIn("bench")
+  const unknown = await refusedSignIn(`nobody-${i}`)
+  if (i < 2) continue // warm-up
+  wrongPassword.push(wrong)
+  unknownAccount.push(unknown)
+}
 
 /** One client: resolves `waiter` with the arrival time of the first message read after `since`. */
 interface Client {
@@ -133,6 +164,9 @@ console.log(`${CLIENTS} websocket clients, ${SYNCS} syncs one after another (aft
 line("sync sent -> message, per client", perClient)
 line("sync sent -> last client has it", perSync)
 line("sync sent -> HTTP 200", responses)
+line("sign-in refused, wrong password", wrongPassword)
+line("sign-in refused, unknown account", unknownAccount)
+console.log(`unknown account / wrong password, p50: ${(pct(unknownAccount, 50) / pct(wrongPassword, 50)).toFixed(2)} (${SIGN_INS} of each, alternating)`)
 const p99 = pct(perClient, 99)
 console.log(`target p99 < 50 ms per client: ${p99 < 50 ? "met" : "NOT met"} (${p99.toFixed(1)} ms)`)
 

@@ -33,15 +33,26 @@ export const MAX_CONCURRENT_HASHES = Math.max(1, Math.min(2, availableParallelis
 const hashing = Semaphore.makeUnsafe(MAX_CONCURRENT_HASHES)
 let running = 0
 let peak = 0
+let derived = 0
+let work = 0
 
 /** The most hashes that ran at once since the process started (the benchmark and tests watch it). */
 export const peakConcurrentHashes = (): number => peak
+
+/**
+ * The scrypt derivations begun since the process started, and their summed cost N·r·p (what a
+ * derivation's time and memory grow with): the tests see through it that a sign-in hashes once at
+ * full cost whether the account exists or not.
+ */
+export const hashingDone = (): { readonly derivations: number; readonly cost: number } => ({ derivations: derived, cost: work })
 
 const derive = (password: string, salt: Buffer, keyBytes: number, params: { readonly N: number; readonly r: number; readonly p: number }) =>
   Effect.callback<Buffer, Error>((resume) => {
     // Runs on libuv's thread pool, so a login does not block the event loop.
     const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 }
     peak = Math.max(peak, ++running)
+    derived++
+    work += params.N * params.r * params.p
     scrypt(password.normalize("NFC"), salt, keyBytes, options, (error, key) => {
       running--
       resume(error === null ? Effect.succeed(key) : Effect.fail(error))

@@ -16,6 +16,7 @@ import type { BalanceFact } from "../../src/domain/BalanceSequence.ts"
 import { layerFor, runSql } from "../support/database.ts"
 import { apiError, type FakeTelegram, fakeTelegram, TOKEN } from "../support/fakeTelegram.ts"
 import type { Running } from "../support/recon.ts"
+import { eventuallyAsync } from "../support/time.ts"
 import { adminEnv, consoleBed, request, sql, startAdmin } from "./support.ts"
 
 let db: string
@@ -169,7 +170,7 @@ describe("alerts sent to the chat", () => {
       SVC_RECON_CHATBOT_API_URL: telegram.apiUrl
     }))
     try {
-      for (let i = 0; i < 100 && !telegram.sent.slice(before).some((m) => m.text.includes(`sms:${id}:`)); i++) await new Promise((r) => setTimeout(r, 100))
+      await eventuallyAsync("the alert sent to Telegram", async () => telegram.sent.slice(before).some((m) => m.text.includes(`sms:${id}:`)), { everyMs: 100 })
       const sent = telegram.sent.slice(before).filter((m) => m.text.includes(`sms:${id}:`))
       assert.strictEqual(sent.length, 1)
       assert.strictEqual(sent[0]!.chat_id, "@recon_alerts")

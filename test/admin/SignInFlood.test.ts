@@ -15,6 +15,7 @@ import { Components } from "../../src/health/Components.ts"
 import { HealthRegistry } from "../../src/health/HealthRegistry.ts"
 import { judge } from "../../src/health/probe.ts"
 import { createMigratedDatabase } from "../support/database.ts"
+import { eventuallyAsync } from "../support/time.ts"
 import { adminEnv, adminLayer, baseUrlOf, createOperator, PASSWORD, request } from "./support.ts"
 
 /** admin_service with its log lines captured. */
@@ -77,7 +78,7 @@ describe("a flood of concurrent sign-ins", () => {
       Heartbeat.layer({ path: heartbeat, every: "100 millis" }).pipe(Layer.provide(Components.layer()), Layer.provideMerge(HealthRegistry.layer([])), Layer.provide(NodeServices.layer)),
       scope
     ).pipe(Effect.map(Context.isContext)))
-    const writes: Array<number> = []
+    let writes = 0
     let lastWritten = ""
     let judgedBad: string | undefined
     const watcher = setInterval(() => {
@@ -88,33 +89,41 @@ describe("a flood of concurrent sign-ins", () => {
         return // not written yet
       }
       const json = JSON.parse(text) as { written_at: string }
-      if (json.written_at !== lastWritten) writes.push(Date.now())
+      if (json.written_at !== lastWritten) writes++
       lastWritten = json.written_at
       // The probe's own rules, but for readiness (no loop runs here): fresh and well-formed.
       const verdict = judge(heartbeat, text, Date.now())
       if (!verdict.ok && !verdict.line.includes("worker reports not ready")) judgedBad = verdict.line
     }, 20)
     try {
-      const started = Date.now()
-      // 15 concurrent sign-ins at a time, 20 in all: unknown accounts, each hashed against the dummy hash.
+      // 15 concurrent sign-ins at a time, unknown accounts, each hashed against the dummy hash: at
+      // least 20 in all, and on until the heartbeat has been written three times during the flood.
+      const writesBefore = writes
       let next = 0
+      let flooding = true
       const statuses: Array<number> = []
-      await Promise.all(Array.from({ length: 15 }, async () => {
-        while (next < 20) {
+      const flood = Promise.all(Array.from({ length: 15 }, async () => {
+        while (flooding || next < 20) {
           const i = next++
           statuses.push((await signIn(admin.url, `flood-${i}`, "not the password")).http)
         }
       }))
-      const ended = Date.now()
+      try {
+        await eventuallyAsync("three heartbeat writes during the flood", async () => writes - writesBefore >= 3, { timeoutMs: 60_000, detail: () => `${next} sign-ins sent` })
+      } finally {
+        flooding = false
+        await flood
+      }
       assert.isTrue(statuses.every((status) => status === 401 || status === 429), JSON.stringify(statuses))
       assert.isAtLeast(statuses.filter((status) => status === 401).length, 15, "many were hashed")
       assert.isAtMost(peakConcurrentHashes(), MAX_CONCURRENT_HASHES)
+      // Written throughout: during the flood (above), never stale or malformed by the probe's rules
+      // while it ran, and again after it. The longest gap between two writes under a sign-in flood
+      // is a figure of bench/hardening.ts.
       assert.isUndefined(judgedBad)
-      // Written throughout (it is due every 100 ms): the probe never found it stale (above), and
-      // no gap between two writes during the flood reached the worker's own period of 5 s.
-      const during = [started, ...writes.filter((at) => at > started && at < ended), ended]
-      const longest = Math.max(...during.slice(1).map((at, k) => at - during[k]!))
-      assert.isBelow(longest, 5_000, `longest gap between heartbeat writes during the flood: ${longest} ms`)
+      const afterFlood = writes
+      await eventuallyAsync("a heartbeat write after the flood", async () => writes > afterFlood)
+      assert.isUndefined(judgedBad)
     } finally {
       clearInterval(watcher)
       await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -6,6 +6,7 @@ import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase } from "../support/database.ts"
 import { spawnCommand, waitForUrl } from "../support/process.ts"
 import { ADMIN_TOKEN, RECON_TOKEN } from "../support/recon.ts"
+import { eventuallyAsync } from "../support/time.ts"
 
 const run = async (command: string, env: Record<string, string>, url: (ports: { recon: number }) => string) => {
   const db = await createMigratedDatabase("bind")
@@ -23,7 +24,7 @@ const run = async (command: string, env: Record<string, string>, url: (ports: { 
   try {
     assert.isTrue(await waitForUrl(`http://127.0.0.1:${ports.recon}/health`, 60_000), spawned.output())
     // The banner is printed once every server listens.
-    for (let i = 0; i < 400 && !spawned.output().includes("recon_service "); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    await eventuallyAsync("the banner", async () => spawned.output().includes("recon_service "), { timeoutMs: 20_000, everyMs: 50, detail: spawned.output })
     const output = spawned.output()
     const banner = output.split("\n").find((line) => line.startsWith("recon_service "))
     const listening = output.split("\n").filter((line) => line.includes("Listening on")).map((line) => JSON.parse(line).message as string)

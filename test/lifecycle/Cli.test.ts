@@ -14,6 +14,7 @@ import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase, createTestDatabase } from "../support/database.ts"
 import { MAIN, servicePorts, spawnCommand, waitForUrl } from "../support/process.ts"
 import { ADMIN_TOKEN, RECON_TOKEN } from "../support/recon.ts"
+import { eventuallyAsync } from "../support/time.ts"
 
 const run = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   const spawned = spawnCommand(args, env)
@@ -190,7 +191,8 @@ describe("log destinations", () => {
       for (let i = 0; i < 3; i++) await fetch(`http://127.0.0.1:${port}/health`)
       const other = await fetch(`http://127.0.0.1:${port}/internal/recon/stats/top-info`, { method: "POST", body: "{}" })
       assert.strictEqual(other.status, 401)
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      // Its line is written after the answer, and after the lines of the requests before it.
+      await eventuallyAsync("the last request's log line", async () => recon.stderr().includes("POST /internal/recon/stats/top-info 401"), { detail: recon.output })
       assert.match(recon.stdout(), /^recon_service {4}http:\/\/\[::\]:\d+ \(all interfaces\) /)
       assert.notMatch(recon.stdout(), /\b(DEBUG|INFO|WARN|ERROR)\b/)
       assert.match(recon.stderr(), /migrations applied: /)
@@ -217,7 +219,7 @@ describe("log destinations", () => {
     const at = (port: number) => `http://127.0.0.1:${port}`
     try {
       assert.isTrue(await waitForUrl(`${at(recon)}/health`, 90_000), all.output())
-      for (let i = 0; i < 200 && !all.stdout().includes("wallet_service "); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      await eventuallyAsync("the banner", async () => all.stdout().includes("wallet_service "), { everyMs: 50, detail: all.output })
       // The banner is written once the four servers listen.
       const output = all.output()
       assert.strictEqual((output.slice(0, output.indexOf("recon_service ")).match(/Listening on/g) ?? []).length, 4, output)
@@ -238,7 +240,9 @@ describe("log destinations", () => {
       assert.strictEqual((await fetch(`${at(wallet)}/internal/wallet/balance?player_id=1&token=secret`)).status, 401)
       assert.strictEqual((await fetch(`${at(admin)}/api/auth/login`, { method: "POST", headers: json, body: "{\"account\":1}" })).status, 400)
       await fetch(`${at(recon)}/health`)
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // A request recon logs, after the health poll: once its line is written, a line for the poll would be too.
+      assert.strictEqual((await fetch(`${at(recon)}/no-such-route`)).status, 404)
+      await eventuallyAsync("the log line of the request after the health poll", async () => all.stderr().includes(" /no-such-route "), { detail: all.output })
 
       const lines = all.stderr().split("\n")
       const requestLines = (path: string) => lines.filter((line) => line.includes(` ${path} `))

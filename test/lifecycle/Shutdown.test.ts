@@ -97,7 +97,9 @@ describe("`all` on the embedded database", () => {
 
         // Probes do not flood the log; logs go to stderr, stdout holds only the banner.
         for (let i = 0; i < 5; i++) assert.strictEqual((await fetch(`http://127.0.0.1:${reconPort}/health`)).status, 200)
-        await sleep(100)
+        // A request recon logs, after the polls: once its line is written, a line for a poll would be too.
+        assert.strictEqual((await fetch(`http://127.0.0.1:${reconPort}/no-such-route`)).status, 404)
+        await eventuallyAsync("the log line of the request after the polls", async () => all.stderr().includes(" /no-such-route "), { detail: all.output })
         assert.notMatch(all.stderr(), /INFO[^\n]*: GET \/health /, "a /health poll was logged at info")
         assert.match(all.stderr(), /INFO: POST \/internal\/recon\/stats\/top-info 200 \d+ms\n/)
         assert.notMatch(all.stdout(), /\b(INFO|WARN|ERROR)\b/)

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Browser, chromium } from "playwright-core"
 import { createTestDatabase, runSql } from "../support/database.ts"
+import { eventuallyAsync } from "../support/time.ts"
 import { ensureClient, serveClient } from "./support/NocoBaseClient.ts"
 import { drawComponents } from "./support/ReactPage.ts"
 import { apiClient, byUid, cacheDir, ensureInstalled, meta, type Ran, type RealNocoBase, startRealNocoBase } from "./support/RealNocoBase.ts"
@@ -89,13 +90,11 @@ describe("plugin-svc-preset-actions in a real NocoBase 2.2.15", () => {
   it("is enabled through the plugin manager; insertAdjacent stores rowKey guid at any depth, leaves other schemas and unknown collections as they came (with a warning)", async () => {
     const enabled = await api.post(`pm:enable?filterByTk=${encodeURIComponent(PLUGIN)}&awaitResponse=true`)
     assert.strictEqual(enabled.status, 200, JSON.stringify(enabled.body))
-    const until = Date.now() + 60_000
     let listed: any
-    while (Date.now() < until) {
+    await eventuallyAsync("the plugin listed as enabled", async () => {
       listed = await api.get("pm:listEnabled").catch(() => undefined)
-      if (listed?.status === 200 && (listed.body.data as Array<any>).some((plugin) => plugin.packageName === PLUGIN)) break
-      await new Promise((done) => setTimeout(done, 500))
-    }
+      return listed?.status === 200 && (listed.body.data as Array<any>).some((plugin) => plugin.packageName === PLUGIN)
+    }, { timeoutMs: 60_000, everyMs: 500, detail: () => JSON.stringify(listed?.body) })
     const entry = (listed.body.data as Array<any>).find((plugin) => plugin.packageName === PLUGIN)
     assert.isDefined(entry, JSON.stringify(listed.body))
     assert.match(entry.url, /\/static\/plugins\/@recon\/plugin-svc-preset-actions\/dist\/client\/index\.js/)
@@ -141,7 +140,11 @@ describe("plugin-svc-preset-actions in a real NocoBase 2.2.15", () => {
     assert.strictEqual(unknown.status, 200, JSON.stringify(unknown.body))
     assert.strictEqual((await stored("blk_nope"))["x-decorator-props"].rowKey, "id")
     assert.strictEqual((await stored("tbl_nope"))["x-component-props"].rowKey, "id")
-    await new Promise((done) => setTimeout(done, 500)) // the log line is written after the answer
+    // The log line is written after the answer.
+    await eventuallyAsync("the plugin's warning in NocoBase's log", async () => nocobase.output().includes("table block on main.no_such_collection keeps rowKey"), {
+      timeoutMs: 10_000,
+      detail: () => nocobase.output().slice(-3000)
+    })
     const warning = nocobase.output().split("\n").find((line) => line.includes("table block on main.no_such_collection keeps rowKey"))
     assert.isDefined(warning, nocobase.output().slice(-3000))
     assert.include(JSON.parse(warning!), { level: "warn", module: PLUGIN })

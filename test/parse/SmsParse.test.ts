@@ -278,6 +278,20 @@ describe("template order and failures", () => {
     return compiled.success
   }
   const text = "[Web발신]\n[KB]11/02 14:05\n123456**789\n홍길동\n입금\n50,000"
+  /**
+   * Runs `run` with performance.now (the clock parseSms times each rule with) on a clock the test
+   * moves: a rule takes the time the test says, however fast or loaded the machine is.
+   */
+  const onTestClock = <A>(run: (pass: (millis: number) => void) => A): A => {
+    const { now } = performance
+    let millis = 0
+    performance.now = () => millis
+    try {
+      return run((more) => (millis += more))
+    } finally {
+      performance.now = now
+    }
+  }
   const kbBuiltin = builtinTemplates.find((t) => t.sender === "16449999")!
 
   it("the sender's templates first, then operator templates, then built-ins", () => {
@@ -303,31 +317,30 @@ describe("template order and failures", () => {
       }
     }
     const reports: Array<unknown> = []
-    const outcome = parseSms({ body: text, sender: "16449999", receivedAt }, templateSet([throwing, ...builtinTemplates]), (r) => reports.push(r))
+    const outcome = onTestClock(() => parseSms({ body: text, sender: "16449999", receivedAt }, templateSet([throwing, ...builtinTemplates]), (r) => reports.push(r)))
     assert.strictEqual(outcome.status, "parsed")
     assert.deepStrictEqual(outcome.detail.broken_templates, [901])
     assert.deepStrictEqual(reports, [{ brokenTemplates: [{ id: 901, error: "engine failure" }], slowTemplates: [] }])
   })
 
   it("a rule slower than the bound on one SMS is reported (the loop logs it)", () => {
-    const slow: LoadedTemplate = {
-      id: 903,
-      bank: "느린",
-      sender: "16449999",
-      ruleSource: "manual",
-      rule: {
-        source: "x",
-        extract: () => {
-          const until = performance.now() + slowRuleMillis + 10
-          while (performance.now() < until) {
-            // a rule taking its time
+    const reports: Array<ParseReport> = []
+    const outcome = onTestClock((pass) => {
+      const slow: LoadedTemplate = {
+        id: 903,
+        bank: "느린",
+        sender: "16449999",
+        ruleSource: "manual",
+        rule: {
+          source: "x",
+          extract: () => {
+            pass(slowRuleMillis + 10) // a rule taking its time
+            return undefined
           }
-          return undefined
         }
       }
-    }
-    const reports: Array<ParseReport> = []
-    const outcome = parseSms({ body: text, sender: "16449999", receivedAt }, templateSet([slow, ...builtinTemplates]), (r) => reports.push(r))
+      return parseSms({ body: text, sender: "16449999", receivedAt }, templateSet([slow, ...builtinTemplates]), (r) => reports.push(r))
+    })
     assert.strictEqual(outcome.status, "parsed")
     assert.deepStrictEqual(reports.flatMap((r) => r.slowTemplates.map((t) => t.id)), [903])
   })

@@ -61,12 +61,22 @@ const collision = async (name: string, amount: string) => {
   return [a, b] as const
 }
 
+/** The database's clock now, in milliseconds (what decided_at is written with). */
+const databaseNow = () =>
+  runSql(db, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ at: string }>`SELECT recon.iso_time(clock_timestamp()) AS at`
+    return Date.parse(row!.at)
+  }))
+
 describe("resolve: approve", () => {
   it("sends a manual_review SMS to approving with the chosen deposit, keeps the decision, clears the flags it set", async () => {
     const [a, b] = await collision("김민준", "50000")
     const bystander = await deposit(await player("박서연"), "박서연", "50000", { task_status: 6 })
     const id = await sms("manual_review", "김 민준", "50000", { candidates: [a, b], decision: "several players share the name" })
+    const before = await databaseNow()
     const answer = await call("/shooter/sms/resolve", { id, action: "approve", deposit_id: b, operator: "grace" })
+    const after = await databaseNow()
     assert.strictEqual(answer.http, 200, JSON.stringify(answer.body))
     assert.deepInclude(answer.body.data, { id, status: "approving", deposit_id: b, payer_name: "김 민준", amount: "50000" })
     assert.deepStrictEqual(Object.keys(answer.body.data).sort(), [
@@ -81,7 +91,9 @@ describe("resolve: approve", () => {
     assert.strictEqual(got.match.decisions.length, 1)
     const [decision] = got.match.decisions
     assert.deepInclude(decision, { operator: "grace", action: "approve", deposit_id: b, from_status: "manual_review", to_status: "approving" })
-    assert.isBelow(Math.abs(Date.parse(decision.decided_at) - Date.now()), 60_000)
+    // Decided during the call, by the database's clock.
+    const decidedAt = Date.parse(decision.decided_at)
+    assert.isTrue(decidedAt >= before && decidedAt <= after, `decided at ${decision.decided_at}, the call from ${new Date(before).toISOString()} to ${new Date(after).toISOString()}`)
     // Approving now: neither a second decision nor a reset can undo it.
     assertError(await call("/shooter/sms/resolve", { id, action: "reject", operator: "grace" }), 409, "conflict", /approving/)
   })

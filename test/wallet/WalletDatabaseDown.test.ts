@@ -9,6 +9,7 @@ import { WalletClient } from "../../src/clients/WalletClient.ts"
 import { type OutageCluster, takeOutageCluster } from "../support/outage.ts"
 import { RECON_TOKEN, type Running } from "../support/recon.ts"
 import { agree, balance, createDeposit, startWallet, walletState } from "../support/wallet.ts"
+import { eventuallyAsync } from "../support/time.ts"
 
 let cluster: OutageCluster
 let db: string
@@ -42,11 +43,12 @@ describe("wallet_service and the database going away", () => {
       await cluster.start()
     }
     assert.deepStrictEqual((await walletState(db, depositId)).ledger, [])
-    let outcome = await agreeThroughClient(depositId, 9)
-    for (let i = 0; i < 50 && outcome._tag === "Unavailable"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 200)) // the pool reconnects on its own schedule
-      outcome = await agreeThroughClient(depositId, 9)
-    }
+    // Unavailable until the pool has reconnected, on its own schedule.
+    let outcome: Awaited<ReturnType<typeof agreeThroughClient>> | undefined
+    await eventuallyAsync("an answer other than unavailable", async () => (outcome = await agreeThroughClient(depositId, 9))._tag !== "Unavailable", {
+      everyMs: 200,
+      detail: () => JSON.stringify(outcome)
+    })
     assert.deepStrictEqual(outcome, { _tag: "Approved", depositId })
     const state = await walletState(db, depositId)
     assert.deepStrictEqual([state.status, state.ledger.length, state.balance], ["approved", 1, "4000.00"])

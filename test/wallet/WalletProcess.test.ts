@@ -5,6 +5,7 @@ import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createTestDatabase } from "../support/database.ts"
 import { servicePorts, spawnCommand, waitForUrl } from "../support/process.ts"
 import { ADMIN_TOKEN, RECON_TOKEN } from "../support/recon.ts"
+import { eventuallyAsync } from "../support/time.ts"
 import { agree, balance, createDeposit } from "../support/wallet.ts"
 
 describe("wallet process", () => {
@@ -47,7 +48,7 @@ describe("wallet process", () => {
     try {
       assert.isTrue(await waitForUrl(`http://127.0.0.1:${wallet}/health`, 60_000), output())
       // The banner comes once all four servers listen, the wallet's /health may answer before.
-      for (let i = 0; i < 200 && !output().includes("wallet_service "); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      await eventuallyAsync("the banner", async () => output().includes("wallet_service "), { everyMs: 50, detail: output })
       assert.include(output(), `wallet_service   http://127.0.0.1:${wallet}`)
       const answer = await agree(`http://127.0.0.1:${wallet}`, { deposit_id: 1 })
       assert.deepStrictEqual([answer.http, answer.body.data.detail], [404, "deposit 1 not found"])

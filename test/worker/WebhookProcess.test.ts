@@ -1,6 +1,6 @@
 // `node src/main.ts worker` as a real process delivering webhooks: SIGKILLed while requests are in
 // flight, nothing is lost; a second worker sends what the first had claimed once its lease has run
-// out, with the same event id and body.
+// out (the database's record of the lease and of the attempts says so), with the same event id and body.
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Scope } from "effect"
 import { SqlClient } from "effect/sql"
@@ -53,7 +53,19 @@ describe("worker process", () => {
       await until("requests in flight", async () => receiver.held() === 4 && receiver.received.length >= 4, 20_000)
       first.child.kill("SIGKILL")
       assert.strictEqual(await first.exited, null, "killed by a signal")
-      const killedAt = Date.now()
+      // What was in flight at the kill: claimed by the dead worker for LEASE, no attempt recorded.
+      const inFlight = receiver.received.filter((r) => r.answer === "hold").map((r) => Number(r.event.id))
+      const leases = await runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ event_id: bigint; attempts: number; lease_ms: number; leased_until_ms: number }>`
+          SELECT event_id, attempts, (extract(epoch FROM next_at - first_attempt_at) * 1000)::float8 AS lease_ms,
+            (extract(epoch FROM next_at) * 1000)::float8 AS leased_until_ms
+          FROM recon.webhook_delivery WHERE event_id IN ${sql.in(inFlight)} ORDER BY event_id`
+      }))
+      assert.deepStrictEqual(
+        leases.map((l) => [Number(l.event_id), l.attempts, l.lease_ms]),
+        [...inFlight].sort((a, b) => a - b).map((id) => [id, 0, Duration.toMillis(LEASE)])
+      )
 
       const second = await startWorker(db)
       const delivered = () => runSql(db, Effect.gen(function*() {
@@ -68,13 +80,21 @@ describe("worker process", () => {
       const answered = receiver.received.filter((r) => r.answer !== "hold")
       assert.deepStrictEqual(new Set(answered.map((r) => r.event.id)).size, events)
       assert.isTrue(receiver.received.every((r) => r.verified && r.eventId === String(r.event.id)))
-      // What was in flight at the kill was sent again, not before its lease ran out, identical.
+      // What was in flight at the kill was sent again, identical, and not before its lease ran out:
+      // its first recorded attempt (the second worker's) is at or past the dead worker's lease.
       for (const lost of receiver.received.filter((r) => r.answer === "hold")) {
         const again = answered.filter((r) => r.event.id === lost.event.id)
         assert.isAtLeast(again.length, 1)
         assert.isTrue(again.every((r) => r.body === lost.body))
       }
-      assert.isAtLeast(Date.now() - killedAt, Duration.toMillis(LEASE) - 5_000)
+      const firstAttempts = await runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ event_id: bigint; at_ms: number }>`
+          SELECT event_id, (extract(epoch FROM at) * 1000)::float8 AS at_ms FROM recon.webhook_attempt
+          WHERE event_id IN ${sql.in(inFlight)} AND attempt = 1 ORDER BY event_id`
+      }))
+      assert.deepStrictEqual(firstAttempts.map((a) => Number(a.event_id)), leases.map((l) => Number(l.event_id)))
+      firstAttempts.forEach((a, k) => assert.isAtLeast(a.at_ms, leases[k]!.leased_until_ms, `event ${a.event_id} sent again before its lease ran out`))
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }

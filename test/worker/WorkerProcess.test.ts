@@ -9,6 +9,7 @@ import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase } from "../support/database.ts"
 import { probe, spawnCommand, spawnScript, waitForUrl } from "../support/process.ts"
 import { pushForwarder, register, smsRows } from "../support/worker.ts"
+import { eventuallyAsync } from "../support/time.ts"
 
 const heartbeatPath = () => join(mkdtempSync(join(tmpdir(), "recon-hb-")), "worker.heartbeat")
 
@@ -37,13 +38,10 @@ describe("worker process", () => {
     const proc = (file: string) => readFileSync(`/proc/${worker.child.pid}/${file}`, "utf8").split("\0")
     for (const flag of SERVICE_NODE_FLAGS) assert.include(proc("cmdline"), flag)
     for (const [key, value] of Object.entries(SERVICE_ENV)) assert.include(proc("environ"), `${key}=${value}`)
-    let verdict = probe(heartbeat)
-    for (let i = 0; i < 50 && verdict.code !== 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      verdict = probe(heartbeat)
-    }
-    assert.strictEqual(verdict.code, 0, verdict.line)
-    assert.match(verdict.line, /^ready: /)
+    let verdict: ReturnType<typeof probe> | undefined
+    await eventuallyAsync("the probe passing", async () => (verdict = probe(heartbeat)).code === 0, { everyMs: 100, detail: () => verdict?.line ?? "" })
+    assert.strictEqual(verdict!.code, 0, verdict!.line)
+    assert.match(verdict!.line, /^ready: /)
     worker.child.kill("SIGTERM")
     assert.strictEqual(await worker.exited, 0, worker.output())
     const after = probe(heartbeat)

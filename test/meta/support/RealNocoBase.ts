@@ -8,6 +8,7 @@ import { homedir, tmpdir } from "node:os"
 import { delimiter, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort } from "../../../src/db/EmbeddedPostgres.ts"
+import { eventuallyAsync } from "../../support/time.ts"
 
 const SOURCE = resolve(fileURLToPath(new URL("../../../../shared/nocobase", import.meta.url)))
 const FILES = ["package.json", "package-lock.json", "boot.js"] as const
@@ -130,14 +131,11 @@ export const startRealNocoBase = async (databaseUrl: string, log: (line: string)
   const url = `http://127.0.0.1:${port}`
   const start = async () => {
     server = runBoot("start")
-    const until = Date.now() + 120_000
-    while (Date.now() < until) {
-      if (server.exitCode !== null) throw new Error(`NocoBase exited (${server.exitCode}):\n${recent.slice(-4_000)}`)
-      const up = await fetch(`${url}/api/app:getInfo`).then((r) => r.status < 500, () => false)
-      if (up) return
-      await new Promise((done) => setTimeout(done, 250))
-    }
-    throw new Error(`NocoBase did not answer on ${url} within 120 s:\n${recent.slice(-4_000)}`)
+    const started = server
+    await eventuallyAsync(`NocoBase answering on ${url}`, async () => {
+      if (started.exitCode !== null) throw new Error(`NocoBase exited (${started.exitCode}):\n${recent.slice(-4_000)}`)
+      return fetch(`${url}/api/app:getInfo`).then((r) => r.status < 500, () => false)
+    }, { timeoutMs: 120_000, everyMs: 250, detail: () => recent.slice(-4_000) })
   }
   const stopServer = async () => {
     const child = server
