@@ -13,12 +13,11 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { DEMO_LIMITS } from "../../src/demo/Demo.ts"
+import { MAIN } from "../support/process.ts"
 import { eventuallyAsync } from "../support/time.ts"
 
-const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), "recon-demo-"))
 chmodSync(dir, 0o755) // the embedded server runs as the unprivileged user "postgres" when we are root
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
