@@ -315,6 +315,21 @@ if (process.env.BENCH_STATS) {
   report(`   all: ${sums[0]?.calls} calls of ${sums[0]?.statements} statements, ${sums[0]?.total} ms`)
 }
 
+// What each index of recon.shooter_sms costs and earns: every status change of an SMS is a new row
+// version in each index whose columns or predicate it touches (never a HOT update), and an index
+// no statement of the run used is only that cost.
+const indexes = await db.run(Effect.gen(function*() {
+  return yield* (yield* SqlClient.SqlClient)<{ name: string; scans: string; size: string }>`SELECT indexrelname AS name, idx_scan::text AS scans,
+      pg_size_pretty(pg_relation_size(indexrelid)) AS size
+    FROM pg_stat_user_indexes WHERE schemaname = 'recon' AND relname = 'shooter_sms' ORDER BY idx_scan, indexrelname`
+}))
+const [tuples] = await db.run(Effect.gen(function*() {
+  return yield* (yield* SqlClient.SqlClient)<{ updates: string; hot: string }>`SELECT n_tup_upd::text AS updates, n_tup_hot_upd::text AS hot
+    FROM pg_stat_user_tables WHERE schemaname = 'recon' AND relname = 'shooter_sms'`
+}))
+report(`recon.shooter_sms: ${tuples?.updates} row updates (${tuples?.hot} HOT); its ${indexes.length} indexes by scans in the whole run: ` +
+  indexes.map((i) => `${i.name.replace(/^shooter_sms_/, "")} ${i.scans} (${i.size})`).join(", "))
+
 agent.destroy()
 for (const service of [...workers, wallet]) service.child.kill("SIGTERM")
 await Promise.all([...workers, wallet].map((s) => s.exited))
