@@ -12,6 +12,7 @@ import { type ChainChanges, type ChainView, emptyView, type GapView, type Placed
 import { DbId, DbTimeOrNull } from "../domain/PgValues.ts"
 import { decodeRows } from "./Codecs.ts"
 import { type PageOf, pageWindow, type Paging } from "./Pages.ts"
+import { sourceText } from "./SourceText.ts"
 
 /** An entry as the queries answer it (times in epoch milliseconds). */
 const EntryRow = Schema.Struct({
@@ -111,6 +112,13 @@ const LOCK_NAMESPACE = "balance-account:"
 /** Gaps announced per call at most (the next call takes the rest). */
 const ANNOUNCE_BATCH = 500
 
+// The long statements, each in its file beside this one (its parameters named in its head).
+const VIEWS = sourceText(import.meta.url, "./BalanceStore.views.sql")
+const ACCOUNTS = sourceText(import.meta.url, "./BalanceStore.accounts.sql")
+const WRITE = sourceText(import.meta.url, "./BalanceStore.write.sql")
+const ANNOUNCE = sourceText(import.meta.url, "./BalanceStore.announce.sql")
+const REBUILD_GAPS = sourceText(import.meta.url, "./BalanceStore.rebuildGaps.sql")
+
 const isDecimal = (text: string | null) => text === null || Option.isSome(BigDecimal.fromString(text))
 const signed = (e: Entry) => e.direction === "in" ? BigDecimal.fromStringUnsafe(e.amount) : BigDecimal.negate(BigDecimal.fromStringUnsafe(e.amount))
 const decText = (d: BigDecimal.BigDecimal) => BigDecimal.format(BigDecimal.normalize(d))
@@ -171,51 +179,7 @@ const make = Effect.gen(function*() {
 
   /** What placing reads of each account: its end, its last TAIL messages, the gaps the facts may fit, the entries they may repeat. */
   const loadViews = (wanted: ReadonlyArray<{ account_id: number; froms: Array<string>; befores: Array<string>; amounts: Array<string>; keys: Array<unknown> }>) =>
-    sql`
-      WITH x AS (SELECT * FROM jsonb_to_recordset(${json(wanted)}::jsonb) AS x(account_id bigint, froms jsonb, befores jsonb, amounts jsonb, keys jsonb))
-      SELECT x.account_id, a.end_pos::text AS end_pos, a.tail_between::text AS tail_between,
-        (SELECT ${ENTRY_JSON("l")} FROM recon.balance_entry AS l WHERE l.sms_id = a.last_sms_id) AS last_balance,
-        COALESCE((SELECT jsonb_agg(t.j ORDER BY t.pos) FROM (SELECT ${ENTRY_JSON("e")} AS j, e.pos FROM recon.balance_entry AS e
-          WHERE e.account_id = x.account_id AND e.pos IS NOT NULL ORDER BY e.pos DESC LIMIT ${TAIL}) AS t), '[]'::jsonb) AS tail,
-        -- A gap's ends and their neighbours by key, each a scalar subquery: never a join the
-        -- planner may turn into a scan of the account's entries on stale statistics.
-        COALESCE((SELECT jsonb_agg(jsonb_build_object('id', g.id,
-            'after', (SELECT ${ENTRY_JSON("ga")} FROM recon.balance_entry AS ga WHERE ga.sms_id = g.after_sms_id),
-            'before', (SELECT ${ENTRY_JSON("gb")} FROM recon.balance_entry AS gb WHERE gb.sms_id = g.before_sms_id),
-            'between', g.between_sum::text, 'since', ${sql.literal(epochMs("g.since"))},
-            'after_next', (SELECT min(n.pos) FROM recon.balance_entry AS n WHERE n.account_id = g.account_id
-              AND n.pos > (SELECT ga.pos FROM recon.balance_entry AS ga WHERE ga.sms_id = g.after_sms_id))::text,
-            'before_prev', (SELECT max(p.pos) FROM recon.balance_entry AS p WHERE p.account_id = g.account_id
-              AND p.pos < (SELECT gb.pos FROM recon.balance_entry AS gb WHERE gb.sms_id = g.before_sms_id))::text))
-          FROM recon.balance_gap AS g
-          -- Each key an index condition (= ANY of an array, never a join the planner may turn
-          -- into a scan of the account's gaps or entries on stale statistics).
-          WHERE g.id = ANY (ARRAY(
-            SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
-              AND f.from_balance = ANY (ARRAY(SELECT jsonb_array_elements_text(x.froms)::numeric))
-            UNION SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
-              AND f.before_key = ANY (ARRAY(SELECT jsonb_array_elements_text(x.befores)::numeric))
-            UNION SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
-              AND f.unexplained = ANY (ARRAY(SELECT jsonb_array_elements_text(x.amounts)::numeric))
-            UNION SELECT f.id FROM recon.balance_gap AS f WHERE f.account_id = x.account_id AND f.closed_at IS NULL
-              AND f.after_sms_id = ANY (ARRAY(SELECT e.sms_id FROM recon.balance_entry AS e
-                WHERE e.account_id = x.account_id AND e.pos IS NOT NULL ORDER BY e.pos DESC LIMIT ${TAIL}))))), '[]'::jsonb) AS gaps,
-        -- The entries a fact may repeat, looked up by balance (migration 0019's index), key by key.
-        COALESCE((SELECT jsonb_agg(c.j) FROM (
-          SELECT r.j FROM jsonb_to_recordset(x.keys) AS k(direction text, amount numeric, balance numeric, lo timestamptz, hi timestamptz)
-          CROSS JOIN LATERAL (
-            SELECT ${ENTRY_JSON("r")} AS j FROM recon.balance_entry AS r
-            WHERE r.account_id = x.account_id AND r.duplicate_of IS NULL AND r.balance = k.balance AND r.direction = k.direction AND r.amount = k.amount
-            ORDER BY r.received_at DESC LIMIT 8) AS r
-          UNION ALL
-          SELECT r.j FROM jsonb_to_recordset(x.keys) AS k(direction text, amount numeric, balance numeric, lo timestamptz, hi timestamptz)
-          CROSS JOIN LATERAL (
-            SELECT ${ENTRY_JSON("r")} AS j FROM recon.balance_entry AS r
-            WHERE k.balance IS NULL AND r.account_id = x.account_id AND r.duplicate_of IS NULL AND r.balance IS NULL
-              AND r.direction = k.direction AND r.amount = k.amount
-              AND r.received_at BETWEEN k.lo - ${WINDOW}::interval AND k.hi + ${WINDOW}::interval
-            LIMIT 8) AS r) AS c), '[]'::jsonb) AS candidates
-      FROM x JOIN recon.balance_account AS a ON a.id = x.account_id`.pipe(Effect.flatMap(decodeViews))
+    sql.unsafe(VIEWS, [json(wanted), TAIL, WINDOW]).pipe(Effect.flatMap(decodeViews))
 
   const toView = (w: typeof ViewRow.Type): ChainView => ({
     tail: w.tail.map(toPlaced),
@@ -248,18 +212,13 @@ const make = Effect.gen(function*() {
       yield* lockKeys(keys)
       // The accounts seen before and the new ones (no other writer adds these keys: we hold their
       // locks; a merge takes them too), and which of the SMS were recorded before (a re-parse).
-      const accounts = yield* sql<{ id: bigint; account_key: string; merged_into: bigint | null; recorded: ReadonlyArray<bigint | number> | null }>`
-        WITH x AS (SELECT * FROM jsonb_to_recordset(${json(keys.map((k) => {
+      const accounts = yield* sql.unsafe<{ id: bigint; account_key: string; merged_into: bigint | null; recorded: ReadonlyArray<bigint | number> | null }>(ACCOUNTS, [
+        json(keys.map((k) => {
           const i = identities.get(k)!
           return { key: k, bank: i.bank, account: i.account, device_id: i.deviceId, sender: i.sender }
-        }))}::jsonb) AS x(key text, bank text, account text, device_id text, sender text)),
-        added AS (INSERT INTO recon.balance_account (account_key, bank, account, device_id, sender)
-          SELECT x.key, x.bank, x.account, x.device_id, x.sender FROM x ON CONFLICT (account_key) DO NOTHING
-          RETURNING id, account_key, merged_into)
-        SELECT found.id, found.account_key, found.merged_into, (SELECT array_agg(e.sms_id) FROM recon.balance_entry AS e
-            WHERE e.sms_id = ANY (ARRAY(SELECT jsonb_array_elements_text(${json(usable.map((f) => f.smsId))}::jsonb)::bigint))) AS recorded
-        FROM (SELECT id, account_key, merged_into FROM added
-          UNION ALL SELECT a.id, a.account_key, a.merged_into FROM recon.balance_account AS a JOIN x ON x.key = a.account_key) AS found`
+        })),
+        json(usable.map((f) => f.smsId))
+      ])
       const own = new Map(accounts.map((a) => [a.account_key, Number(a.id)]))
       const chainOf = new Map(accounts.map((a) => [a.account_key, Number(a.merged_into ?? a.id)]))
       const recordedBefore = new Set((accounts[0]?.recorded ?? []).map(Number))
@@ -334,16 +293,7 @@ const make = Effect.gen(function*() {
         end_pos: changes.end.endPos ?? null,
         tail_between: changes.end.tailBetween
       }))
-      // An original inserted by the same statement satisfies duplicate_of's key: it is checked at the statement's end.
-      yield* sql`
-        WITH entry AS (INSERT INTO recon.balance_entry (sms_id, account_id, origin_account_id, received_at, txn_at, device_id, direction, amount, balance, duplicate_of, pos)
-          SELECT x.sms_id, x.account_id, x.origin_account_id, x.received_at, x.txn_at, x.device_id, x.direction, x.amount::numeric, x.balance::numeric, x.duplicate_of, x.pos::numeric
-          FROM jsonb_to_recordset(${json(entries)}::jsonb) AS x(sms_id bigint, account_id bigint, origin_account_id bigint, received_at timestamptz, txn_at timestamptz,
-            device_id text, direction text, amount text, balance text, duplicate_of bigint, pos text)),
-        ends AS (UPDATE recon.balance_account AS a SET last_balance = x.balance::numeric, last_at = x.at, last_sms_id = x.sms_id,
-            end_pos = x.end_pos::numeric, tail_between = x.tail_between::numeric
-          FROM jsonb_to_recordset(${json(ends)}::jsonb) AS x(id bigint, balance text, at timestamptz, sms_id bigint, end_pos text, tail_between text) WHERE a.id = x.id)
-        SELECT 1`
+      yield* sql.unsafe(WRITE, [json(entries), json(ends)])
       const moved = placements.flatMap((p) => p.changes.moved.map((m) => ({ sms_id: m.smsId, pos: m.pos })))
       if (moved.length > 0) {
         yield* sql`UPDATE recon.balance_entry AS e SET pos = x.pos::numeric
@@ -381,16 +331,7 @@ const make = Effect.gen(function*() {
 
   const announce = Effect.fn("BalanceStore.announce")(function*(graceS: number) {
     const now = yield* Clock.currentTimeMillis
-    const [row] = yield* sql<{ sent: bigint }>`
-      WITH due AS (UPDATE recon.balance_gap AS g SET announced_at = ${new Date(now)}
-        WHERE g.id IN (SELECT id FROM recon.balance_gap WHERE closed_at IS NULL AND announced_at IS NULL AND since <= ${new Date(now - graceS * 1000)}
-            AND explained_at IS NULL
-          ORDER BY since, id LIMIT ${ANNOUNCE_BATCH} FOR UPDATE SKIP LOCKED)
-        RETURNING g.account_id, g.after_sms_id, g.before_sms_id, g.unexplained, g.since)
-      SELECT count(recon.emit_event('balance.gap', jsonb_build_object('account', a.account, 'bank', a.bank, 'device_id', a.device_id,
-          'sender', a.sender, 'after_sms_id', due.after_sms_id, 'before_sms_id', due.before_sms_id,
-          'unexplained', recon.amount_text(due.unexplained), 'since', recon.iso_time(due.since)))) AS sent
-      FROM due JOIN recon.balance_account AS a ON a.id = due.account_id`
+    const [row] = yield* sql.unsafe<{ sent: bigint }>(ANNOUNCE, [new Date(now), new Date(now - graceS * 1000), ANNOUNCE_BATCH])
     return Number(row?.sent ?? 0)
   })
 
@@ -491,17 +432,7 @@ const make = Effect.gen(function*() {
         WHERE g.account_id = ${accountId} AND g.closed_at IS NULL AND NOT EXISTS (
           SELECT 1 FROM jsonb_to_recordset(${json(wanted)}::jsonb) AS x(after_sms_id bigint, before_sms_id bigint)
           WHERE x.after_sms_id = g.after_sms_id AND x.before_sms_id = g.before_sms_id)`
-      yield* sql`
-        WITH x AS (SELECT * FROM jsonb_to_recordset(${json(wanted)}::jsonb)
-            AS x(after_sms_id bigint, before_sms_id bigint, unexplained text, from_balance text, before_key text, between text)),
-          kept AS (UPDATE recon.balance_gap AS g SET unexplained = x.unexplained::numeric, from_balance = x.from_balance::numeric,
-              before_key = x.before_key::numeric, between_sum = x.between::numeric
-            FROM x WHERE g.account_id = ${accountId} AND g.closed_at IS NULL AND g.after_sms_id = x.after_sms_id AND g.before_sms_id = x.before_sms_id
-            RETURNING g.after_sms_id)
-        INSERT INTO recon.balance_gap (account_id, after_sms_id, before_sms_id, unexplained, from_balance, before_key, between_sum, since)
-        SELECT ${accountId}, x.after_sms_id, x.before_sms_id, x.unexplained::numeric, x.from_balance::numeric, x.before_key::numeric, x.between::numeric, ${now}
-        FROM x WHERE NOT EXISTS (SELECT 1 FROM recon.balance_gap AS g WHERE g.account_id = ${accountId} AND g.closed_at IS NULL
-          AND g.after_sms_id = x.after_sms_id AND g.before_sms_id = x.before_sms_id)`
+      yield* sql.unsafe(REBUILD_GAPS, [json(wanted), accountId, now])
       const last = changes.end.lastBalance
       yield* sql`UPDATE recon.balance_account SET last_balance = ${last?.balance ?? null}::numeric,
           last_at = ${last === undefined ? null : new Date(last.receivedAt)}, last_sms_id = ${last?.smsId ?? null},

@@ -8,6 +8,7 @@ import type { SmsDetail } from "../domain/Records.ts"
 import { MAX_SIBLINGS, searchKeys, suggest, type Suggestion } from "../domain/Suggestions.ts"
 import { decodeRows } from "./Codecs.ts"
 import { DbId } from "../domain/PgValues.ts"
+import { sourceText } from "./SourceText.ts"
 
 type Detail = typeof SmsDetail.Type
 
@@ -34,6 +35,8 @@ const DepositRow = Schema.Struct({
   owner_key: Schema.String,
   owner_loose_key: Schema.String
 })
+const SUBJECTS = sourceText(import.meta.url, "./SuggestionStore.subjects.sql")
+const DEPOSITS = sourceText(import.meta.url, "./SuggestionStore.deposits.sql")
 const decodeSubjects = decodeRows(SubjectRow)
 const decodeDeposits = decodeRows(DepositRow)
 
@@ -49,19 +52,8 @@ const make = Effect.gen(function*() {
 
   const forSms = Effect.fn("SuggestionStore.forSms")(function*(ids: ReadonlyArray<number>) {
     if (ids.length === 0) return new Map<number, ReadonlyArray<Suggestion>>()
-    const subjects = yield* sql`
-      SELECT s.id, s.payer_name, s.payer_key, s.amount::text AS amount,
-        COALESCE(jsonb_agg(jsonb_build_object('sms_id', o.id, 'amount', recon.amount_text(o.amount)) ORDER BY o.distance, o.id)
-          FILTER (WHERE o.id IS NOT NULL), '[]'::jsonb) AS siblings
-      FROM recon.shooter_sms AS s
-      LEFT JOIN LATERAL (
-        SELECT o.id, o.amount, abs(extract(epoch FROM o.received_at - s.received_at)) AS distance
-        FROM recon.shooter_sms AS o
-        WHERE o.status IN ('unmatched', 'manual_review') AND o.payer_key = s.payer_key AND o.id <> s.id AND o.amount IS NOT NULL
-          AND o.received_at BETWEEN s.received_at - interval '24 hours' AND s.received_at + interval '24 hours'
-        ORDER BY distance, o.id LIMIT ${MAX_SIBLINGS}) AS o ON true
-      WHERE s.id IN ${sql.in(ids)} AND s.status IN ${sql.in(SUGGESTED_STATUSES)}
-      GROUP BY s.id`.pipe(Effect.flatMap(decodeSubjects))
+    const subjects = yield* sql.unsafe(SUBJECTS, [MAX_SIBLINGS, JSON.stringify(ids), JSON.stringify(SUGGESTED_STATUSES)])
+      .pipe(Effect.flatMap(decodeSubjects))
     const searches = subjects.flatMap((s) => {
       if (s.payer_name === null || s.amount === null) return []
       const keys = searchKeys(s.payer_name)
@@ -74,28 +66,8 @@ const make = Effect.gen(function*() {
         pattern: keys.masked?.pattern ?? null
       }]
     })
-    const deposits = searches.length === 0 ? [] : yield* sql`
-      SELECT x.sms_id, d.id AS deposit_id, d.player_id, d.from_bank_owner, recon.amount_text(d.amount) AS amount, d.owner_key, d.owner_loose_key
-      FROM jsonb_to_recordset(${JSON.stringify(searches)}::jsonb)
-        AS x(sms_id bigint, keys text[], truncated text, masked_prefix text, masked_reversed text, pattern text)
-      CROSS JOIN LATERAL (
-        (SELECT id FROM recon.deposit WHERE status = 'pending' AND owner_loose_key = ANY (x.keys COLLATE "C") LIMIT ${PER_SEARCH})
-        UNION
-        (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.truncated IS NOT NULL
-          AND owner_loose_key >= x.truncated COLLATE "C" AND owner_loose_key < (x.truncated || ${TOP}) COLLATE "C" LIMIT ${PER_SEARCH})
-        UNION
-        (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.masked_prefix IS NOT NULL
-          AND owner_loose_key >= x.masked_prefix COLLATE "C" AND owner_loose_key < (x.masked_prefix || ${TOP}) COLLATE "C"
-          AND owner_loose_key LIKE x.pattern COLLATE "C" LIMIT ${PER_SEARCH})
-        UNION
-        (SELECT id FROM recon.deposit WHERE status = 'pending' AND x.masked_reversed IS NOT NULL
-          AND reverse(owner_loose_key) >= x.masked_reversed COLLATE "C" AND reverse(owner_loose_key) < (x.masked_reversed || ${TOP}) COLLATE "C"
-          AND owner_loose_key LIKE x.pattern COLLATE "C" LIMIT ${PER_SEARCH})
-      ) AS c
-      JOIN recon.deposit AS d ON d.id = c.id
-      -- A deposit another SMS is being approved against is taken.
-      WHERE NOT EXISTS (SELECT 1 FROM recon.shooter_sms AS a WHERE a.status = 'approving' AND a.deposit_id = d.id)
-      ORDER BY x.sms_id, d.id`.pipe(Effect.flatMap(decodeDeposits))
+    const deposits = searches.length === 0 ? [] : yield* sql.unsafe(DEPOSITS, [JSON.stringify(searches), PER_SEARCH, TOP])
+      .pipe(Effect.flatMap(decodeDeposits))
     const bySms = new Map<number, Array<typeof DepositRow.Type>>()
     for (const d of deposits) bySms.set(d.sms_id, [...(bySms.get(d.sms_id) ?? []), d])
     return new Map(subjects.map((s) => [s.id, suggest({

@@ -9,6 +9,7 @@ import type { AttemptStatus } from "../domain/Webhooks.ts"
 import { decodeRows } from "./Codecs.ts"
 import { type PageOf, pageWindow, type Paging } from "./Pages.ts"
 import { DbId } from "../domain/PgValues.ts"
+import { sourceText } from "./SourceText.ts"
 
 /** No webhook has this id. */
 export class WebhookNotFound extends Schema.TaggedError<WebhookNotFound>()("WebhookNotFound", { id: Schema.Int }) {}
@@ -23,6 +24,10 @@ export interface AttemptFilter extends Paging {
   readonly event_id?: number | null | undefined
   readonly webhook_id?: number | null | undefined
 }
+
+const ADD = sourceText(import.meta.url, "./WebhookStore.add.sql")
+const CLAIM = sourceText(import.meta.url, "./WebhookStore.claim.sql")
+const RECORD = sourceText(import.meta.url, "./WebhookStore.record.sql")
 
 const decodeWebhooks = decodeRows(WebhookRow)
 const decodeAttempts = decodeRows(WebhookAttemptRow)
@@ -48,12 +53,7 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const add = Effect.fn("WebhookStore.add")(function*(hook: NewWebhook) {
-    const rows = yield* sql`
-      WITH added AS (
-        INSERT INTO recon.webhook (url, secret, events)
-        VALUES (${hook.url}, ${hook.secret}, ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(hook.events)}::jsonb)))
-        RETURNING id, url, events, created_at)
-      SELECT id, url, events, created_at, 0 AS pending, 0 AS failed FROM added`
+    const rows = yield* sql.unsafe(ADD, [hook.url, hook.secret, JSON.stringify(hook.events)])
     const [row] = yield* decodeWebhooks(rows)
     return row!
   })
@@ -154,37 +154,12 @@ export const deliveries: Effect.Effect<Deliveries, never, SqlClient.SqlClient> =
 
   const claim = Effect.fn("WebhookDeliveries.claim")(function*(c: Claim) {
     if (c.limit <= 0) return []
-    return yield* decodeClaimed(yield* sql`
-      WITH due AS (
-        SELECT d.id, d.webhook_id, row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_at NULLS FIRST, d.id) AS rank
-        FROM recon.webhook AS w
-        CROSS JOIN LATERAL (
-          SELECT d.id, d.webhook_id, d.next_at FROM recon.webhook_delivery AS d
-          WHERE d.webhook_id = w.id AND d.status = 'pending' AND (d.next_at IS NULL OR d.next_at <= ${c.now})
-          ORDER BY d.next_at NULLS FIRST, d.id LIMIT ${c.perWebhook}
-          FOR UPDATE SKIP LOCKED) AS d),
-      picked AS (
-        SELECT due.id FROM due
-        LEFT JOIN jsonb_each_text(${JSON.stringify(Object.fromEntries(c.busy))}::jsonb) AS busy(webhook_id, n) ON busy.webhook_id = due.webhook_id::text
-        WHERE due.rank <= ${c.perWebhook} - COALESCE(busy.n::int, 0)
-        ORDER BY due.rank, due.id LIMIT ${c.limit})
-      UPDATE recon.webhook_delivery AS d SET next_at = ${c.leaseUntil}, first_attempt_at = COALESCE(d.first_attempt_at, ${c.now})
-      FROM picked, recon.webhook AS w, recon.webhook_event AS e
-      WHERE d.id = picked.id AND w.id = d.webhook_id AND e.id = d.event_id
-      RETURNING d.id, d.event_id, d.webhook_id, d.attempts, d.first_attempt_at, w.url, w.secret, e.type, e.data,
-        recon.iso_time(e.created_at) AS created_at`)
+    return yield* decodeClaimed(yield* sql.unsafe(CLAIM, [c.now, c.perWebhook, JSON.stringify(Object.fromEntries(c.busy)), c.limit, c.leaseUntil]))
   })
 
   const record = Effect.fn("WebhookDeliveries.record")(function*(a: Attempt) {
-    const rows = yield* sql`
-      WITH moved AS (
-        UPDATE recon.webhook_delivery SET status = ${a.status === "retrying" ? "pending" : a.status},
-          attempts = ${a.attempt}, next_at = ${a.nextAt}
-        WHERE id = ${a.deliveryId} AND status = 'pending' AND attempts = ${a.attempt - 1}
-        RETURNING id, event_id, webhook_id)
-      INSERT INTO recon.webhook_attempt (delivery_id, event_id, webhook_id, attempt, status, http_status, error, at)
-      SELECT id, event_id, webhook_id, ${a.attempt}, ${a.status}, ${a.httpStatus}, ${a.error}, ${a.at} FROM moved
-      RETURNING id`
+    const rows = yield* sql.unsafe(RECORD, [a.status === "retrying" ? "pending" : a.status, a.attempt, a.nextAt, a.deliveryId, a.attempt - 1,
+      a.status, a.httpStatus, a.error, a.at])
     return rows.length > 0
   })
 

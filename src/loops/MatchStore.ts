@@ -1,5 +1,5 @@
 // The queries of order_match_loop: a pass's whole decision in one statement (recon.match_pass,
-// src/db/migrations/0024_match_pass_text.sql: parsed SMS and the unmatched ones a new deposit may fund claimed with SKIP
+// src/db/sql/match_pass.sql: parsed SMS and the unmatched ones a new deposit may fund claimed with SKIP
 // LOCKED and decided under the locks of their names, approving SMS leased for a wallet call), and
 // the wallet's answers recorded in small groups as they arrive. No transaction is ever open across
 // a call to another service.
@@ -10,6 +10,7 @@ import { countMatchDecisions } from "../observability/Metrics.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
 import { DbId } from "../domain/PgValues.ts"
 import { sqlFailures } from "../db/Codecs.ts"
+import { sourceText } from "../db/SourceText.ts"
 
 /** How long from its first parse an SMS without a candidate is tried again when a deposit appears. */
 export const UNMATCHED_WINDOW = "24 hours"
@@ -23,6 +24,7 @@ export interface Due {
   readonly leaseUntil: number
 }
 
+const RECORDED = sourceText(import.meta.url, "./MatchStore.recorded.sql")
 const Leased = Schema.Tuple([DbId, DbId, Schema.Int])
 const MatchDecision = Schema.Literals(["approving", "manual_review", "unmatched"])
 const PassRow = Schema.Struct({
@@ -90,19 +92,7 @@ export class MatchStore extends Context.Service<MatchStore, {
     const recorded = SqlSchema.findAll({
       Request: Schema.String,
       Result: Schema.Struct({ id: DbId, status: Schema.Literals(["approved", "manual_review", "approving"]) }),
-      execute: (outcomes) =>
-        sql`
-        UPDATE recon.shooter_sms AS s SET
-          status = x.status,
-          match_attempts = x.attempts,
-          match_next_at = x.next_at,
-          match_detail = COALESCE(s.match_detail, '{}'::jsonb) || jsonb_build_object('wallet', x.wallet)
-            || CASE WHEN x.status = 'approved' THEN jsonb_build_object('decision', 'approved')
-              WHEN x.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('decision', 'manual_review', 'reason', x.reason) END,
-          updated_at = now()
-        FROM jsonb_to_recordset(${outcomes}::jsonb) AS x(id bigint, deposit_id bigint, status text, attempts integer, next_at timestamptz, wallet jsonb, reason text)
-        WHERE s.id = x.id AND s.status = 'approving' AND s.deposit_id = x.deposit_id
-        RETURNING s.id, s.status`
+      execute: (outcomes) => sql.unsafe(RECORDED, [outcomes])
     })
 
     const decide = Effect.fn("MatchStore.decide")(function*(now: number, leaseUntil: number, room: number, batch: number) {

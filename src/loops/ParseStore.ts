@@ -12,6 +12,7 @@ import { DbId } from "../domain/PgValues.ts"
 import { countParses } from "../observability/Metrics.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
 import { sqlFailures } from "../db/Codecs.ts"
+import { sourceText } from "../db/SourceText.ts"
 
 /** An SMS still `received`, with what parsing reads. */
 export interface ReceivedSms {
@@ -114,6 +115,7 @@ const ClaimResult = Schema.Union([
 ])
 
 const WriteResult = Schema.Struct({ version: Schema.String, ids: Schema.Array(DbId) })
+const WRITE = sourceText(import.meta.url, "./ParseStore.write.sql")
 
 const rowFor = ({ id, outcome, fact }: Read) => ({
   id: String(id),
@@ -170,23 +172,7 @@ export class ParseStore extends Context.Service<ParseStore, {
     const findWritten = SqlSchema.findOneOption({
       Request: Schema.Struct({ updates: Schema.String, version: Schema.String }),
       Result: WriteResult,
-      execute: ({ updates, version }) =>
-        sql`
-        WITH x AS (SELECT * FROM jsonb_to_recordset(${updates}::jsonb) AS x(id bigint, status text, bank text,
-            payer_name text, amount text, template_id bigint, txn_at timestamptz, balance text, detail jsonb, fact jsonb)),
-        written AS (
-          UPDATE recon.shooter_sms AS s SET status = x.status, bank = x.bank, payer_name = x.payer_name,
-            amount = x.amount::numeric, template_id = x.template_id, txn_at = x.txn_at, balance = x.balance::numeric,
-            parse_detail = x.detail, updated_at = now()
-          FROM x
-          WHERE s.id = x.id AND s.status = 'received'
-            AND EXISTS (SELECT 1 FROM recon.template_version WHERE version::text = ${version})
-          RETURNING s.id),
-        pending AS (
-          INSERT INTO recon.balance_pending (sms_id, fact)
-          SELECT x.id, x.fact FROM x JOIN written AS w ON w.id = x.id WHERE x.fact IS NOT NULL
-          ON CONFLICT (sms_id) DO UPDATE SET fact = EXCLUDED.fact, created_at = now())
-        SELECT version::text AS version, ARRAY(SELECT id FROM written) AS ids FROM recon.template_version`
+      execute: ({ updates, version }) => sql.unsafe(WRITE, [updates, version])
     })
 
     const templates = Effect.fn("ParseStore.templates")(function*() {

@@ -6,6 +6,9 @@ import { CHANGES_CHANNEL } from "../db/Sms.ts"
 import { DbId } from "../domain/PgValues.ts"
 import { reportSmsChanges } from "../observability/SmsChanges.ts"
 import { sqlFailures } from "../db/Codecs.ts"
+import { sourceText } from "../db/SourceText.ts"
+
+const MOVED = sourceText(import.meta.url, "./WhitelistStore.moved.sql")
 
 export class WhitelistStore extends Context.Service<WhitelistStore, {
   /**
@@ -20,18 +23,7 @@ export class WhitelistStore extends Context.Service<WhitelistStore, {
     const moved = SqlSchema.findAll({
       Request: Schema.Int,
       Result: Schema.Struct({ id: DbId }),
-      execute: (limit) =>
-        sql`
-          WITH held AS (
-            SELECT s.id FROM recon.shooter_sms AS s
-            JOIN recon.shooter_phone AS p ON p.phone = s.sender_normalized
-            JOIN recon.shooter_device AS d ON d.device_id = s.device_id AND d.trusted
-            WHERE s.status = 'need_check' AND s.check_result IS NULL
-            ORDER BY s.id LIMIT ${limit}
-            FOR UPDATE OF s SKIP LOCKED)
-          UPDATE recon.shooter_sms AS s SET status = 'received', updated_at = now()
-          FROM held WHERE s.id = held.id
-          RETURNING s.id`
+      execute: (limit) => sql.unsafe(MOVED, [limit])
     })
 
     const moveOn = Effect.fn("WhitelistStore.moveOn")(function*(limit: number) {

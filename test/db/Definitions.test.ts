@@ -44,6 +44,16 @@ describe("repeatable definitions", () => {
     assert.deepStrictEqual(await state(db), [{ version: leaseDue.version + 1, checksum: "a newer text", stub: true }])
   })
 
+  it("are every function of recon and wallet but the trigger functions and the name keys (src/db/sql/index.ts says why)", async () => {
+    const db = await createMigratedDatabase("definitions_all")
+    const found = await sql(db, (client) => client<{ name: string }>`
+      SELECT n.nspname || '.' || p.proname AS name FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace
+      WHERE n.nspname IN ('recon', 'wallet') AND p.prorettype <> 'trigger'::regtype
+        AND p.oid NOT IN ('recon.name_key'::regproc, 'recon.loose_name_key'::regproc)
+      ORDER BY 1`)
+    assert.deepStrictEqual(found.map((row) => row.name), definitions.map((d) => d.name).sort())
+  })
+
   it("keep one text per version: a changed text raises its version", () => {
     for (const definition of definitions) {
       const known = versions.find((v) => v.name === definition.name && v.version === definition.version)

@@ -3,10 +3,12 @@
 // an empty database, `recon migrate` brings it to today, and then: every migration recorded, the
 // repeatable definitions applied with today's checksums, the schema exactly a fresh database's
 // (tables, columns, constraints, indexes, triggers, views, functions), the release's rows kept
-// (its operator template untouched, the built-ins today's, once each); from today's main, every
-// function the same but for white space (0024 lays match_pass out anew); and the money path runs on
-// it: an SMS pushed by the release's phone is parsed, matched to the release's pending deposit and
-// approved by the wallet, once.
+// (its operator template untouched, the built-ins today's, once each); from ea7b16a, every function
+// the same but for white space (0024 lays match_pass out anew); from fabb09a (the functions the code
+// calls still in its migrations, but three), every function byte for byte the same
+// (pg_get_functiondef): the text a definition took over is the migrations' own; and the money path
+// runs on it: an SMS pushed by the release's phone is parsed, matched to the release's pending
+// deposit and approved by the wallet, once.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -103,13 +105,21 @@ const functionsOf = (url: string) =>
     FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace JOIN pg_language AS l ON l.oid = p.prolang
     WHERE n.nspname IN ('recon', 'wallet', 'admin') ORDER BY 1`)
 
+/** Each function of recon's schemas as PostgreSQL prints it back (pg_get_functiondef): signature, attributes and body, exactly. */
+const functionTextsOf = (url: string) =>
+  sql(url, (client) => client<{ text: string }>`
+    SELECT pg_get_functiondef(p.oid) AS text FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace
+    WHERE n.nspname IN ('recon', 'wallet', 'admin') ORDER BY n.nspname, p.proname`.pipe(Effect.map((rows) => rows.map((row) => row.text))))
+
 // sameFunctions: the release's last migration is today's last but 0024, whose functions
 // (recon.match_pass in full, the repeatable definitions) must be the same ones laid out anew, but
 // for the definitions changed since on purpose (`changedSince`: recon.lease_due_sms in plpgsql,
-// its version 2, planned once per connection).
+// its version 2, planned once per connection). sameFunctionTexts: every function exactly as the
+// release left it (the six functions the code calls that became definitions after fabb09a).
 const releases = [
-  { commit: "abc6717", lastMigration: 11, sameFunctions: false, changedSince: [] },
-  { commit: "ea7b16a", lastMigration: 23, sameFunctions: true, changedSince: ["recon.lease_due_sms("] }
+  { commit: "abc6717", lastMigration: 11, sameFunctions: false, sameFunctionTexts: false, changedSince: [] },
+  { commit: "ea7b16a", lastMigration: 23, sameFunctions: true, sameFunctionTexts: false, changedSince: ["recon.lease_due_sms("] },
+  { commit: "fabb09a", lastMigration: 24, sameFunctions: true, sameFunctionTexts: true, changedSince: [] }
 ]
 
 describe("upgrade from an earlier release", () => {
@@ -121,6 +131,7 @@ describe("upgrade from an earlier release", () => {
         const recorded = yield* Effect.promise(() => sql(db, (client) => client<{ id: number }>`SELECT id FROM recon.schema_migrations ORDER BY id`))
         assert.deepStrictEqual(recorded.map((row) => Number(row.id)), migrations.filter((m) => m.id <= release.lastMigration).map((m) => m.id))
         const functionsBefore = yield* Effect.promise(() => functionsOf(db))
+        const functionTextsBefore = yield* Effect.promise(() => functionTextsOf(db))
         const templatesBefore = yield* Effect.promise(() => sql(db, (client) => client<{ id: number; rule: string; sample: string }>`
           SELECT id::int AS id, rule, sample FROM recon.shooter_template_recharge WHERE rule_source = 'manual'`))
 
@@ -128,7 +139,7 @@ describe("upgrade from an earlier release", () => {
         const migrated = yield* Effect.promise(() => runCommandToEnd(["migrate"], { DATABASE_URL: db }))
         assert.strictEqual(migrated.status, 0, migrated.stderr)
         const pending = migrations.filter((m) => m.id > release.lastMigration).map((m) => `${String(m.id).padStart(4, "0")}_${m.name}`)
-        assert.include(migrated.stdout, `migrations applied: ${pending.join(", ")}`)
+        assert.include(migrated.stdout, pending.length === 0 ? "migrations: up to date" : `migrations applied: ${pending.join(", ")}`)
 
         const applied = yield* Effect.promise(() => sql(db, (client) => client<{ id: number }>`SELECT id FROM recon.schema_migrations ORDER BY id`))
         assert.deepStrictEqual(applied.map((row) => Number(row.id)), migrations.map((m) => m.id))
@@ -138,6 +149,7 @@ describe("upgrade from an earlier release", () => {
 
         const unchanged = (rows: ReadonlyArray<{ readonly name: string }>) => rows.filter((row) => !release.changedSince.some((name) => row.name.startsWith(name)))
         if (release.sameFunctions) assert.deepStrictEqual(unchanged(yield* Effect.promise(() => functionsOf(db))), unchanged(functionsBefore))
+        if (release.sameFunctionTexts) assert.deepStrictEqual(yield* Effect.promise(() => functionTextsOf(db)), functionTextsBefore)
         const fresh = yield* Effect.promise(() => createMigratedDatabase("upgrade_fresh"))
         assert.deepStrictEqual(yield* Effect.promise(() => schemaOf(db)), yield* Effect.promise(() => schemaOf(fresh)))
 

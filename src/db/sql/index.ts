@@ -9,7 +9,18 @@
 // REPLACE refuses) or dropping a function is a numbered migration.
 //
 // Here, not beside the stores that call them (loops/, wallet/): the migration runner (db, the
-// kernel) applies them, and the kernel imports no service folder. The order is the order applied.
+// kernel) applies them, and the kernel imports no service folder. The order is the order applied:
+// each function after those it calls.
+//
+// Every function of recon and wallet that the code calls, directly or through another of these,
+// is here, but two kinds that stay in the numbered migrations:
+// - the trigger functions (recon.count_sms_status, recon.sms_webhook_event, …), with their
+//   triggers: they read their table's columns and fire on its writes, so each must be the text of
+//   the migration being applied when a later migration alters or fills that table; a definition
+//   is applied only after the last migration;
+// - recon.name_key and recon.loose_name_key: stored generated columns and indexes are computed by
+//   them, so a new text is a migration that also recomputes those (CREATE OR REPLACE would leave
+//   the stored keys of the old text).
 import { sourceText } from "../SourceText.ts"
 
 export interface Definition {
@@ -21,7 +32,15 @@ export interface Definition {
 }
 
 export const definitions: ReadonlyArray<Definition> = [
-  { name: "recon.lease_due_sms", version: 2, statement: sourceText(import.meta.url, "./lease_due_sms.sql") },
+  { name: "recon.lock_sms", version: 1, statement: sourceText(import.meta.url, "./lock_sms.sql") },
+  { name: "recon.store_sms", version: 1, statement: sourceText(import.meta.url, "./store_sms.sql") },
   { name: "recon.ingest_sms_batch", version: 2, statement: sourceText(import.meta.url, "./ingest_sms_batch.sql") },
+  { name: "recon.amount_text", version: 1, statement: sourceText(import.meta.url, "./amount_text.sql") },
+  { name: "recon.iso_time", version: 1, statement: sourceText(import.meta.url, "./iso_time.sql") },
+  { name: "recon.lock_match_keys", version: 1, statement: sourceText(import.meta.url, "./lock_match_keys.sql") },
+  { name: "recon.emit_event", version: 1, statement: sourceText(import.meta.url, "./emit_event.sql") },
+  { name: "recon.lease_due_sms", version: 2, statement: sourceText(import.meta.url, "./lease_due_sms.sql") },
+  { name: "recon.match_pass", version: 1, statement: sourceText(import.meta.url, "./match_pass.sql") },
+  { name: "wallet.agree", version: 1, statement: sourceText(import.meta.url, "./agree.sql") },
   { name: "wallet.agree_batch", version: 1, statement: sourceText(import.meta.url, "./agree_batch.sql") }
 ]
