@@ -1,7 +1,7 @@
 // What order_match_loop makes of wallet_service's answers (DESIGN section 6), as plain functions:
 // the answer recorded under the SMS's `match.wallet`, the status it leads to, why a person is
 // needed, and when to send again. The decision itself (one candidate, several, none) is the
-// database's: recon.match_pass (src/db/migrations/0024_match_pass_text.sql), which writes the rest of `match`.
+// database's: recon.match_pass (src/db/sql/match_pass.sql), which writes the rest of `match`.
 /** What a call to wallet_service's `deposit/agree` came to (the worker's wallet client answers it). */
 export type AgreeOutcome =
   | { readonly _tag: "Approved"; readonly depositId: number }
