@@ -1,12 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import { configProblems, parseArgs } from "../../src/meta/cli.ts"
 import { createTestDatabase, runSql } from "../support/database.ts"
+import { MAIN } from "../support/process.ts"
 import { startFakeNocoBase } from "./support/FakeNocoBase.ts"
 import { buildDamagedSvc, metadataTexts } from "./support/fixture.ts"
 
-const RUNNER = fileURLToPath(new URL("./support/run-cli.ts", import.meta.url))
 
 interface Ran {
   readonly code: number
@@ -14,12 +13,12 @@ interface Ran {
   readonly stderr: string
 }
 
-/** `node dist/main.js meta <args>`, through the test runner of src/meta/cli.ts. */
+/** `recon meta <args>`: the run's built command ({@link MAIN}). */
 const meta = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}): Promise<Ran> =>
   new Promise((resolve) => {
     const base: Record<string, string | undefined> = { ...process.env, DATABASE_URL: undefined, NOCOBASE_ACCOUNT: undefined, NOCOBASE_PASSWORD: undefined }
     const merged = Object.fromEntries(Object.entries({ ...base, ...env }).filter(([, v]) => v !== undefined)) as Record<string, string>
-    execFile(process.execPath, [RUNNER, ...args], { env: merged, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [MAIN, "meta", ...args], { env: merged, timeout: 60_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
       resolve({ code, stdout, stderr })
     })
