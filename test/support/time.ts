@@ -22,7 +22,7 @@ export const realWait = (ms: number): Effect.Effect<void> => Effect.promise(() =
 export interface EventuallyOptions {
   /** How long to keep trying before the test fails (10 s). */
   readonly timeoutMs?: number
-  /** The real time between two checks (10 ms; more for a check that is itself costly). */
+  /** The real time between two checks (25 ms: each check is a query or a request, and a run polls thousands of times; more for a check that is itself costly). */
   readonly everyMs?: number
   /** Appended to the failure (a process's output, a server's last answer). */
   readonly detail?: () => string
@@ -36,7 +36,7 @@ const options = (given: number | EventuallyOptions | undefined) => typeof given 
  */
 export const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, given?: number | EventuallyOptions): Effect.Effect<void, E, R> =>
   Effect.gen(function*() {
-    const { timeoutMs = 10_000, everyMs = 10, detail } = options(given)
+    const { timeoutMs = 10_000, everyMs = 25, detail } = options(given)
     const until = Date.now() + timeoutMs
     while (!(yield* check)) {
       if (Date.now() > until) {
