@@ -156,7 +156,6 @@ let kills = 0
 const answeringAfter: Array<number> = []
 /** Restarted workers that never answered: how they ended. */
 const startsFailed: Array<string> = []
-let loadStarted = Date.now()
 let loadDone = false
 let restart = { at: 0, seconds: 0 }
 const killer = (async () => {
@@ -170,15 +169,15 @@ const killer = (async () => {
     kills++
     const spawned = Date.now()
     workers[slot] = await startWorker(slot)
-    const started = workers[slot]!
-    void Promise.race([waitFor(`${started.base}/health/live`, 60_000, 20), started.exited.then((code) => `exited ${code}`)]).then((up) =>
-      up === true ? answeringAfter.push(Date.now() - spawned) : startsFailed.push(`${up === false ? "not answering in 60 s" : up} after ${Date.now() - spawned} ms (spawned ${spawned - loadStarted} ms into the load)`))
+    const restarted = workers[slot]!
+    void Promise.race([waitFor(`${restarted.base}/health/live`, 60_000, 20), restarted.exited.then((code) => `exited ${code}`)]).then((up) =>
+      up === true ? answeringAfter.push(Date.now() - spawned) : startsFailed.push(`${up === false ? "not answering in 60 s" : up} after ${Date.now() - spawned} ms (spawned ${spawned - started} ms into the load)`))
     slot = (slot + 1) % WORKERS
   }
 })()
 
+// The killer's first kill comes KILL_EVERY_MS after this.
 const started = Date.now()
-loadStarted = started
 const deliveries: Array<Promise<void>> = []
 let delivered = 0
 for (let i = 0; i < SMS; i++) {
