@@ -112,9 +112,9 @@ export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly max
  * Each service's own pool (docs/CONFIGURATION.md "Database connections"): under `all` a burst on one service can
  * not take the connections another needs for its health checks. Opened lazily, closed after 60 s
  * idle; the sum (48) fits PostgreSQL's default max_connections (100, 3 kept for superusers) twice.
- * The worker's: 4 held for long (listener locks, LISTEN, chatbot_poll_loop's lock and its
- * transaction), 4 ingest batchers, one statement per loop (8), and room for the push listeners
- * and webhook attempts being recorded.
+ * The worker's: 5 held for long (listener locks, LISTEN, chatbot_poll_loop's lock and its
+ * transaction, order_match_loop's lease owner), one statement per loop (8), and room for the push
+ * listeners and webhook attempts being recorded.
  */
 export const POOL_BUDGETS = {
   recon_service: 8,

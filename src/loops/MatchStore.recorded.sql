@@ -1,11 +1,13 @@
 -- MatchStore's record of the wallet's answers (MatchStore.ts): each approving SMS, still approving
 -- with the same deposit, takes its outcome (approved, manual_review, or approving again with its
--- next attempt due), the wallet's answer and, when not approved, the reason in its match_detail.
+-- next attempt due), the wallet's answer and, when not approved, the reason in its match_detail;
+-- its lease ends (no owner: a backoff is not a lease another process may take over).
 -- $1: the outcomes, [{id, deposit_id, status, attempts, next_at, wallet, reason}] as JSON.
 UPDATE recon.shooter_sms AS s SET
   status = x.status,
   match_attempts = x.attempts,
   match_next_at = x.next_at,
+  match_owner = NULL,
   match_detail = COALESCE(s.match_detail, '{}'::jsonb) || jsonb_build_object('wallet', x.wallet)
     || CASE WHEN x.status = 'approved' THEN jsonb_build_object('decision', 'approved')
       WHEN x.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('decision', 'manual_review', 'reason', x.reason) END,

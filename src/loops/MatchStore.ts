@@ -2,8 +2,10 @@
 // src/db/sql/match_pass.sql: parsed SMS and the unmatched ones a new deposit may fund claimed with SKIP
 // LOCKED and decided under the locks of their names, approving SMS leased for a wallet call), and
 // the wallet's answers recorded in small groups as they arrive. No transaction is ever open across
-// a call to another service.
-import { Context, Effect, Layer, Schema } from "effect"
+// a call to another service. A lease names its owner: a number this process holds a session
+// advisory lock on while it lives, so that another process takes over at once the leases of one
+// that died (src/db/sql/lease_due_sms.sql).
+import { Context, Effect, Layer, Random, Schema, type Scope } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import type { WalletAnswer } from "../domain/Matching.ts"
 import { countMatchDecisions } from "../observability/Metrics.ts"
@@ -27,6 +29,7 @@ export interface Due {
 const RECORDED = sourceText(import.meta.url, "./MatchStore.recorded.sql")
 const Leased = Schema.Tuple([DbId, DbId, Schema.Int])
 const MatchDecision = Schema.Literals(["approving", "manual_review", "unmatched"])
+const LostRow = Schema.Struct({ owner_lost: Schema.Literal(true) })
 const PassRow = Schema.Struct({
   due: Schema.Array(Leased),
   decided: Schema.Array(Schema.Tuple([DbId, MatchDecision])),
@@ -54,6 +57,16 @@ export interface Decided {
   readonly nextDueAt: number | undefined
 }
 
+/**
+ * The session of a lease owner: a connection reserved until its scope closes, holding the session
+ * advisory lock (hashtext('recon.match_owner'), owner). While it holds, no other process takes over
+ * this owner's leases before they run out; once the process dies or the connection is lost, the
+ * lock is free and any other process takes them over at its next pass.
+ */
+export interface OwnerSession {
+  readonly owner: number
+}
+
 export interface Outcome {
   readonly id: number
   readonly depositId: number
@@ -68,9 +81,11 @@ export class MatchStore extends Context.Service<MatchStore, {
   /**
    * One pass (recon.match_pass): SMS decided (at most `batch`) and approving SMS leased until
    * `leaseUntil`, at most `room` wallet calls in all; approvals are committed with their deposit
-   * and lease before any call.
+   * and lease before any call. The leases name the first of `owners` (this process's current
+   * owner, then those it held before); `owner_lost` (nothing decided) when no session holds the
+   * current one's lock any more: take a new owner first.
    */
-  decide(now: number, leaseUntil: number, room: number, batch: number): Effect.Effect<Decided, SqlError.SqlError>
+  decide(now: number, leaseUntil: number, room: number, batch: number, owners: ReadonlyArray<number>): Effect.Effect<Decided | "owner_lost", SqlError.SqlError>
   /** Gives leases back (calls not made or cut off): due again at once. */
   release(ids: ReadonlyArray<number>): Effect.Effect<void, SqlError.SqlError>
   /**
@@ -78,16 +93,18 @@ export class MatchStore extends Context.Service<MatchStore, {
    * left alone. `match.decision` then says what happened last: `approved`, or `manual_review` and why.
    */
   record(outcomes: ReadonlyArray<Outcome>): Effect.Effect<void, SqlError.SqlError>
+  /** A new lease owner: a number no live session holds, locked on a connection reserved until the scope closes. */
+  ownerSession(): Effect.Effect<OwnerSession, SqlError.SqlError, Scope.Scope>
 }>()("recon/loops/MatchStore") {
   static readonly layer = Layer.effect(MatchStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const findPass = SqlSchema.findOne({
-      Request: Schema.Struct({ now: Schema.String, leaseUntil: Schema.String, room: Schema.Int, batch: Schema.Int }),
-      Result: Schema.Struct({ pass: PassRow }),
-      execute: ({ batch, leaseUntil, now, room }) =>
+      Request: Schema.Struct({ now: Schema.String, leaseUntil: Schema.String, room: Schema.Int, batch: Schema.Int, owners: Schema.String }),
+      Result: Schema.Struct({ pass: Schema.Union([LostRow, PassRow]) }),
+      execute: ({ batch, leaseUntil, now, owners, room }) =>
         sql`SELECT recon.match_pass(${now}::timestamptz,
-          ${leaseUntil}::timestamptz, ${room}, ${batch}, ${UNMATCHED_WINDOW}::interval) AS pass`
+          ${leaseUntil}::timestamptz, ${room}, ${batch}, ${UNMATCHED_WINDOW}::interval, ${owners}::integer[]) AS pass`
     })
     const recorded = SqlSchema.findAll({
       Request: Schema.String,
@@ -95,13 +112,15 @@ export class MatchStore extends Context.Service<MatchStore, {
       execute: (outcomes) => sql.unsafe(RECORDED, [outcomes])
     })
 
-    const decide = Effect.fn("MatchStore.decide")(function*(now: number, leaseUntil: number, room: number, batch: number) {
+    const decide = Effect.fn("MatchStore.decide")(function*(now: number, leaseUntil: number, room: number, batch: number, owners: ReadonlyArray<number>) {
       const { pass } = yield* sqlFailures(findPass({
         now: new Date(now).toISOString(),
         leaseUntil: new Date(leaseUntil).toISOString(),
         room,
-        batch
+        batch,
+        owners: `{${owners.join(",")}}`
       }))
+      if ("owner_lost" in pass) return "owner_lost" as const
       const leased = (rows: typeof pass.due) => rows.map(([id, depositId, attempts]): Due => ({ id, depositId, attempts, leaseUntil }))
       yield* countMatchDecisions(pass.decided.map(([, decision]) => decision))
       yield* reportSmsChanges(sql, pass.decided.map(([id, status]) => ({ id, status })))
@@ -119,7 +138,7 @@ export class MatchStore extends Context.Service<MatchStore, {
     const release = Effect.fn("MatchStore.release")(function*(ids: ReadonlyArray<number>) {
       if (ids.length === 0) return
       yield* sql`
-        UPDATE recon.shooter_sms SET match_next_at = NULL WHERE id IN ${sql.in(ids)} AND status = 'approving'`
+        UPDATE recon.shooter_sms SET match_next_at = NULL, match_owner = NULL WHERE id IN ${sql.in(ids)} AND status = 'approving'`
     })
 
     const record = Effect.fn("MatchStore.record")(function*(outcomes: ReadonlyArray<Outcome>) {
@@ -136,6 +155,29 @@ export class MatchStore extends Context.Service<MatchStore, {
       yield* reportSmsChanges(sql, rows.flatMap((row) => row.status === "approving" ? [] : [{ id: row.id, status: row.status }]))
     })
 
-    return MatchStore.of({ decide, release, record })
+    const ownerSession = Effect.fn("MatchStore.ownerSession")(function*() {
+      const connection = yield* sql.reserve
+      // A number no live session holds (a clash, one in two billion, draws again).
+      for (;;) {
+        const owner = yield* Random.nextIntBetween(1, 2_147_483_647)
+        const locked = yield* Effect.acquireRelease(
+          connection.execute("SELECT pg_try_advisory_lock(hashtext('recon.match_owner'), $1) AS locked", [owner], undefined).pipe(
+            Effect.map((rows) => rows[0]?.locked === true)
+          ),
+          // The connection goes back to the pool: it must not take the lock with it (a connection
+          // lost has lost it already).
+          (locked) =>
+            locked
+              ? connection.execute("SELECT pg_advisory_unlock(hashtext('recon.match_owner'), $1)", [owner], undefined).pipe(
+                Effect.timeout("2 seconds"),
+                Effect.ignore
+              )
+              : Effect.void
+        )
+        if (locked) return { owner }
+      }
+    })
+
+    return MatchStore.of({ decide, release, record, ownerSession })
   }))
 }

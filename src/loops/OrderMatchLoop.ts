@@ -5,7 +5,7 @@
 // wallet calls (WalletCalls.ts), which run continuously beside the passes and record each answer as
 // it arrives; a wallet outage leaves SMS approving, re-sent with backoff per SMS, and the pass
 // still succeeds (DESIGN section 8).
-import { Clock, Duration, Effect, Fiber, Queue } from "effect"
+import { Clock, Duration, Effect, Exit, Fiber, Queue, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { AdminClient } from "../clients/AdminClient.ts"
 import { DEFAULT_WALLET_TIMEOUT, WalletClient } from "../clients/WalletClient.ts"
@@ -28,12 +28,39 @@ export const SLOW_CALL = Duration.millis(500)
 export const OUTSTANDING = WALLET_CONCURRENCY * AGREE_BATCH_MAX
 /**
  * How long an approving SMS is this process's once leased: its short wait for a call and the
- * call itself, past the client's timeout (a call is only started while the lease outlasts it), so
- * only a process that died leaves one for another to send again, this long after it leased it.
+ * call itself, past the client's timeout (a call is only started while the lease outlasts it). A
+ * process that died (its owner's lock free) has its leases taken over by the next pass of another;
+ * one alive but cut off from the server loses them to others the same way, and its own calls end
+ * within the lease.
  */
 export const LEASE = Duration.sum(DEFAULT_WALLET_TIMEOUT, Duration.seconds(3))
 /** A retry falls due this long after another pass at the earliest: no pass is woken for one SMS at a time. */
 const WAKE_MIN_MILLIS = 100
+/** This process's lease owners kept to exclude from takeover: the current one and those lost before it. */
+const OWNERS_KEPT = 16
+
+/**
+ * The lease owner of this loop (MatchStore.ownerSession), for as long as the loop runs, and the
+ * owners it had before: their leases may still be in a call here, so this process never takes them
+ * over (they run out). `renew` takes a new owner once the current one's session is lost.
+ */
+const leaseOwner = (store: MatchStore["Service"]) =>
+  Effect.gen(function*() {
+    let session: Scope.Closeable | undefined
+    let owners: ReadonlyArray<number> = []
+    const renew = Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const { owner } = yield* Scope.provide(store.ownerSession(), scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
+      const lost = session
+      session = scope
+      owners = [owner, ...owners].slice(0, OWNERS_KEPT)
+      if (lost !== undefined) yield* Scope.close(lost, Exit.void)
+    })
+    yield* Effect.addFinalizer(() => session === undefined ? Effect.void : Scope.close(session, Exit.void))
+    yield* renew
+    return { owners: () => owners, renew }
+  })
+
 /** Pending deposits past SVC_DEPOSIT_TTL_H are expired by the first pass after this long (not by every pass). */
 export const EXPIRY_EVERY = Duration.minutes(1)
 /** admin_service sync retries: 500 ms, 1 s, 2 s … at most 30 s apart; after this many, its own 10 s tick catches up. */
@@ -108,6 +135,7 @@ const expiryEvery = Effect.gen(function*() {
 /** What a pass works with: the store, the wallet calls beside it, and the ways it asks for more. */
 interface Matcher {
   readonly store: MatchStore["Service"]
+  readonly owner: { readonly owners: () => ReadonlyArray<number>; readonly renew: Effect.Effect<void, unknown> }
   readonly calls: WalletCalls.WalletCalls
   readonly expire: (now: number) => Effect.Effect<boolean, unknown>
   readonly requestSync: Effect.Effect<void>
@@ -118,7 +146,7 @@ interface Matcher {
 }
 
 /** After the calls recorded answers: a sync and a pass for freed deposits, the next retry's timer, the room a pass waited for. */
-const afterRecorded = (m: Omit<Matcher, "calls" | "store" | "expire">) => (recorded: WalletCalls.Recorded) =>
+const afterRecorded = (m: Omit<Matcher, "calls" | "store" | "expire" | "owner">) => (recorded: WalletCalls.Recorded) =>
   Effect.gen(function*() {
     // A review freed its deposit (match_recheck): another SMS may take it.
     if (recorded.reviews > 0) yield* Effect.andThen(m.requestSync, m.kick)
@@ -141,7 +169,14 @@ const matchPass = (m: Matcher) =>
     const now = yield* Clock.currentTimeMillis
     // Manual reviews back to unmatched: the counters moved.
     if (yield* m.expire(now)) yield* m.requestSync
-    const decided = yield* m.store.decide(now, now + Duration.toMillis(LEASE), room, BATCH)
+    const decided = yield* m.store.decide(now, now + Duration.toMillis(LEASE), room, BATCH, m.owner.owners())
+    if (decided === "owner_lost") {
+      // Every other process takes this owner's leases over now: lease nothing more under it.
+      yield* Effect.logWarning(`order_match_loop: the session holding lease owner ${m.owner.owners()[0]} was lost ` +
+        "(the database restarted or closed the connection); its leases go to other workers; taking a new owner")
+      yield* m.owner.renew
+      return yield* m.kick
+    }
     if (decided.reviews > 0 || decided.unmatchedChanged > 0) yield* m.requestSync
     yield* m.calls.send([...decided.due, ...decided.approving])
     if (decided.nextDueAt !== undefined) yield* m.wakeBy(decided.nextDueAt)
@@ -166,6 +201,7 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | MatchStore | WalletClien
   start: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const store = yield* MatchStore
+    const owner = yield* leaseOwner(store)
     const expire = yield* expiryEvery
     const wallet = yield* WalletClient
     const kick = (yield* Kicks).kick("order_match_loop")
@@ -183,6 +219,6 @@ export const OrderMatchLoop: Loop<SqlClient.SqlClient | MatchStore | WalletClien
       limit: OUTSTANDING,
       onRecorded: afterRecorded({ requestSync, wakeBy, kick, waiting })
     })
-    return matchPass({ store, calls, expire, requestSync, wakeBy, kick, waiting })
+    return matchPass({ store, owner, calls, expire, requestSync, wakeBy, kick, waiting })
   })
 }

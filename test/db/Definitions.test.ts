@@ -13,14 +13,14 @@ const versions = JSON.parse(readFileSync(new URL("fixtures/definitions.json", im
 >
 
 const leaseDue = definitions.find((d) => d.name === "recon.lease_due_sms")!
-const STUB = `CREATE OR REPLACE FUNCTION recon.lease_due_sms(p_now timestamptz, p_until timestamptz, p_limit integer)
+const STUB = `CREATE OR REPLACE FUNCTION recon.lease_due_sms(p_now timestamptz, p_until timestamptz, p_limit integer, p_owners integer[])
   RETURNS jsonb LANGUAGE sql VOLATILE AS $fn$ SELECT '[]'::jsonb $fn$`
 
 const state = (db: string) =>
   sql(db, (client) => client<{ version: number; checksum: string; stub: boolean }>`
     SELECT d.version, d.checksum, p.prosrc LIKE '%''[]''::jsonb%' AND p.prosrc NOT LIKE '%FOR UPDATE SKIP LOCKED%' AS stub
     FROM recon.schema_definition AS d, pg_proc AS p
-    WHERE d.name = 'recon.lease_due_sms' AND p.oid = 'recon.lease_due_sms'::regproc`)
+    WHERE d.name = 'recon.lease_due_sms' AND p.oid = 'recon.lease_due_sms(timestamptz, timestamptz, integer, integer[])'::regprocedure`)
 
 describe("repeatable definitions", () => {
   it("are applied when their recorded checksum is not their file's, left alone when it is or when a higher version is recorded", async () => {
@@ -44,12 +44,14 @@ describe("repeatable definitions", () => {
     assert.deepStrictEqual(await state(db), [{ version: leaseDue.version + 1, checksum: "a newer text", stub: true }])
   })
 
-  it("are every function of recon and wallet but the trigger functions and the name keys (src/db/sql/index.ts says why)", async () => {
+  it("are every function of recon and wallet but the trigger functions, the name keys (src/db/sql/index.ts says why) and the earlier release's signatures migration 0025 keeps", async () => {
     const db = await createMigratedDatabase("definitions_all")
     const found = await sql(db, (client) => client<{ name: string }>`
       SELECT n.nspname || '.' || p.proname AS name FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace
       WHERE n.nspname IN ('recon', 'wallet') AND p.prorettype <> 'trigger'::regtype
-        AND p.oid NOT IN ('recon.name_key'::regproc, 'recon.loose_name_key'::regproc)
+        AND p.oid NOT IN ('recon.name_key'::regproc, 'recon.loose_name_key'::regproc,
+          'recon.lease_due_sms(timestamptz, timestamptz, integer)'::regprocedure,
+          'recon.match_pass(timestamptz, timestamptz, integer, integer, interval)'::regprocedure)
       ORDER BY 1`)
     assert.deepStrictEqual(found.map((row) => row.name), definitions.map((d) => d.name).sort())
   })

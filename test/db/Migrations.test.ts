@@ -10,7 +10,7 @@ describe("migrations", () => {
     const results = await Promise.all([1, 2, 3].map(() => runSql(url, runMigrations())))
     const applied = results.flat()
     assert.deepStrictEqual(applied, ["0001_recon_tables", "0002_wallet_tables", "0003_admin_tables", "0004_sms_status_counts", "0005_worker", "0006_admin_sessions", "0007_parse",
-      "0008_wallet_constraints", "0009_order_match", "0010_push_signatures", "0011_sms_decisions", "0012_reader", "0013_operator_console", "0014_reconciliation_aids", "0016_sms_trace", "0017_pipeline", "0018_planner_guards", "0019_balance_pending", "0020_match_pass", "0021_status_count_slots", "0022_balance_chain", "0023_template_version_changes", "0024_sql_files"])
+      "0008_wallet_constraints", "0009_order_match", "0010_push_signatures", "0011_sms_decisions", "0012_reader", "0013_operator_console", "0014_reconciliation_aids", "0016_sms_trace", "0017_pipeline", "0018_planner_guards", "0019_balance_pending", "0020_match_pass", "0021_status_count_slots", "0022_balance_chain", "0023_template_version_changes", "0024_sql_files", "0025_match_owner"])
     assert.deepStrictEqual(await runSql(url, runMigrations()), [])
     const tables = await runSql(url, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient

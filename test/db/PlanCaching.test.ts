@@ -30,8 +30,8 @@ describe("plan caching", () => {
       // Leases as a pass left them (the insert trigger starts every approving SMS due at once).
       yield* s`UPDATE recon.shooter_sms SET match_next_at = CASE id WHEN 9001 THEN now() - interval '1 minute' WHEN 9003 THEN now() + interval '1 hour' END
         WHERE id IN (9001, 9002, 9003)`
-      const first = yield* s<{ leased: unknown }>`SELECT recon.lease_due_sms(now(), now() + interval '30 seconds', 10) AS leased`
-      const again = yield* s<{ leased: unknown }>`SELECT recon.lease_due_sms(now(), now() + interval '30 seconds', 10) AS leased`
+      const first = yield* s<{ leased: unknown }>`SELECT recon.lease_due_sms(now(), now() + interval '30 seconds', 10, '{7}') AS leased`
+      const again = yield* s<{ leased: unknown }>`SELECT recon.lease_due_sms(now(), now() + interval '30 seconds', 10, '{7}') AS leased`
       return [first[0]!.leased, again[0]!.leased]
     }))
     assert.deepStrictEqual(leased, [[[9001, 1, 0], [9002, 2, 0]], []])

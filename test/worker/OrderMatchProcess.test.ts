@@ -35,16 +35,25 @@ describe("worker processes", () => {
       const code = yield* Effect.promise(() => first.exited)
       assert.isNull(code, "killed by a signal")
       assert.strictEqual((yield* Effect.promise(() => smsState(db, sms))).status, "approving")
+      // The dead worker's lease, naming its owner, runs for LEASE (timeout + 3 s) from the call.
+      const [lease] = yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ until_ms: number; owner: number | null }>`
+          SELECT (extract(epoch FROM match_next_at) * 1000)::float8 AS until_ms, match_owner AS owner FROM recon.shooter_sms WHERE id = ${sms}`
+      })))
+      assert.isNotNull(lease!.owner)
       const credited = yield* Effect.promise(() => walletState(db, deposit))
       assert.deepStrictEqual([credited.status, credited.ledger.length, Number(credited.balance)], ["approved", 1, 88000])
 
       standIn.setOnForwarded(() => {})
       const second = yield* startWorker(db, standIn.url)
       assert.isTrue(yield* Effect.promise(() => waitForUrl(`${second.base}/health/live`, 60_000)), second.output())
-      // The dead worker's lease (timeout + 3 s) runs out, then the SMS is sent again.
+      // Its owner's session died with it: the next worker takes the lease over at its first pass,
+      // before the lease would have run out, and sends the SMS again.
       yield* until("approved after the restart", async () => (await smsState(db, sms)).status === "approved", 60_000)
       const state = yield* Effect.promise(() => smsState(db, sms))
       assert.strictEqual(state.match.wallet.answer, "replayed")
+      assert.isBelow(Date.parse(state.match.wallet.at), lease!.until_ms, "sent again before the dead worker's lease ran out")
       assert.strictEqual(standIn.calls.length, 2)
       const after = yield* Effect.promise(() => walletState(db, deposit))
       assert.deepStrictEqual([after.ledger.length, Number(after.balance), after.smsId], [1, 88000, sms])
@@ -71,7 +80,7 @@ describe("worker processes", () => {
 
       const second = yield* startWorker(db, standIn.url)
       assert.isTrue(yield* Effect.promise(() => waitForUrl(`${second.base}/health/live`, 60_000)), second.output())
-      // The held SMS's lease runs out, then it alone is sent again.
+      // The held SMS's lease is taken over (its owner died with the worker): it alone is sent again.
       yield* until("all approved", async () => (await smsStatuses(db)).approved === 10, 60_000)
       const callsPerSms = new Map<number, number>()
       for (const call of standIn.calls) callsPerSms.set(call.smsId, (callsPerSms.get(call.smsId) ?? 0) + 1)
@@ -85,6 +94,53 @@ describe("worker processes", () => {
       const c = yield* Effect.promise(() => credits(db))
       assert.deepStrictEqual([c.ledgerRows, c.depositsCredited, c.creditedTwice, c.wrongSms], [10, 10, 0, 0])
       assert.strictEqual(deposits.length, 10)
+    }), 150_000)
+
+  it.live("the session holding its lease owner's lock cut mid-call: the worker takes a new owner, never sends its own leased SMS twice, and goes on crediting", () =>
+    Effect.gen(function*() {
+      const db = yield* Effect.promise(() => createMigratedDatabase("omp-owner"))
+      const wallet = yield* serve(startWallet(db))
+      const standIn = yield* walletStandIn(wallet.url, (n) => n === 0 ? "hold" : "forward")
+      yield* Effect.promise(() => addPlayersWithDeposits(db, "held", 1))
+      const worker = yield* startWorker(db, standIn.url)
+      assert.isTrue(yield* Effect.promise(() => waitForUrl(`${worker.base}/health/live`, 60_000)), worker.output())
+      const ownerLocks = () => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ pid: number; owner: number }>`
+          SELECT pid, objid::bigint::int AS owner FROM pg_locks
+          WHERE locktype = 'advisory' AND objsubid = 2 AND granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND classid = (hashtext('recon.match_owner')::bigint & 4294967295)::oid`
+      }))
+      yield* Effect.promise(() => addParsedSmsBatch(db, "held", 1))
+      yield* until("the first call held", async () => standIn.heldOpen() === 1)
+      const [before] = yield* Effect.promise(ownerLocks)
+      assert.isDefined(before)
+      const heldSms = standIn.calls[0]!.smsId
+      // The connection holding the lock, and only it, is cut by the server.
+      yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`SELECT pg_terminate_backend(${before!.pid})`
+      })))
+      // The next pass (the new deposit's NOTIFY) finds its owner's lock free: a new owner, and the
+      // new SMS leased under it.
+      yield* Effect.promise(() => addParsedSmsBatch(db, "next", 1))
+      yield* Effect.promise(() => addPlayersWithDeposits(db, "next", 1))
+      yield* until("the new SMS approved", async () => (await smsStatuses(db)).approved === 1)
+      // While the held call is still waiting, the worker has not sent its SMS again.
+      assert.strictEqual(standIn.heldOpen(), 1, worker.output())
+      assert.deepStrictEqual(standIn.calls.filter((call) => call.smsId === heldSms).length, 1)
+      const after = yield* Effect.promise(ownerLocks)
+      assert.strictEqual(after.length, 1)
+      assert.notStrictEqual(after[0]!.owner, before!.owner)
+      assert.include(worker.output(), `the session holding lease owner ${before!.owner} was lost`)
+
+      standIn.releaseHeld()
+      yield* until("the held SMS approved", async () => (await smsStatuses(db)).approved === 2)
+      assert.deepStrictEqual((yield* Effect.promise(() => smsState(db, heldSms))).match.wallet.answer, "approved")
+      assert.strictEqual(standIn.calls.filter((call) => call.smsId === heldSms).length, 1)
+      const c = yield* Effect.promise(() => credits(db))
+      assert.deepStrictEqual([c.ledgerRows, c.creditedTwice, c.wrongSms], [2, 0, 0])
     }), 150_000)
 
   it.live("two worker processes, 2,000 SMS against 2,000 deposits: each credited once, none left approving", () =>

@@ -26,6 +26,7 @@ import statusCountSlots from "./0021_status_count_slots.ts"
 import balanceChain from "./0022_balance_chain.ts"
 import templateVersionChanges from "./0023_template_version_changes.ts"
 import sqlFiles from "./0024_sql_files.ts"
+import matchOwner from "./0025_match_owner.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   { id: 1, name: "recon_tables", statements: recon },
@@ -50,5 +51,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { id: 21, name: "status_count_slots", statements: statusCountSlots },
   { id: 22, name: "balance_chain", statements: balanceChain },
   { id: 23, name: "template_version_changes", statements: templateVersionChanges },
-  { id: 24, name: "sql_files", statements: sqlFiles }
+  { id: 24, name: "sql_files", statements: sqlFiles },
+  { id: 25, name: "match_owner", statements: matchOwner }
 ]

@@ -10,7 +10,14 @@
 -- "being approved" is asked of the SMS that name it (shooter_sms_deposit_idx, migration 0020).
 -- First defined by migration 0017, this text by migration 0024 (0024_match_pass_text.sql);
 -- version 1 is that text.
-CREATE OR REPLACE FUNCTION recon.match_pass(p_now timestamptz, p_until timestamptz, p_room integer, p_batch integer, p_window interval)
+--
+-- Version 2 (issue 32): the leases name their owner, the first of p_owners (recon.lease_due_sms
+-- says how a dead owner's leases are taken over at once). A caller whose own owner's session is
+-- gone (its lock free: the server restarted, or cut the connection) gets {"owner_lost": true} and
+-- nothing else: it must take a new owner before it leases anything, or every other process would
+-- take its new leases over while it sends them. p_owners empty: leases without an owner (0025's
+-- wrapper for processes of an earlier release).
+CREATE OR REPLACE FUNCTION recon.match_pass(p_now timestamptz, p_until timestamptz, p_room integer, p_batch integer, p_window interval, p_owners integer[])
 RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
   v_due jsonb := '[]';
@@ -38,8 +45,12 @@ DECLARE
   v_decided_at text := to_char(p_now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
   v_next double precision;
 BEGIN
+  -- Free only when no session holds it (taken, it holds until this transaction ends).
+  IF cardinality(p_owners) > 0 AND pg_try_advisory_xact_lock(hashtext('recon.match_owner'), p_owners[1]) THEN
+    RETURN jsonb_build_object('owner_lost', true);
+  END IF;
   IF p_room > 0 THEN
-    v_due := recon.lease_due_sms(p_now, p_until, (p_room + 1) / 2);
+    v_due := recon.lease_due_sms(p_now, p_until, (p_room + 1) / 2, p_owners);
     v_first := jsonb_array_length(v_due);
   END IF;
   v_budget := greatest(least(p_batch, p_room - v_first), 0);
@@ -119,14 +130,15 @@ BEGIN
   -- The decisions in one statement (each approval leased until p_until).
   UPDATE recon.shooter_sms AS s SET
     status = x.status, deposit_id = x.deposit_id, match_detail = x.detail, match_attempts = 0,
-    match_next_at = CASE WHEN x.status = 'approving' THEN p_until END, updated_at = now()
+    match_next_at = CASE WHEN x.status = 'approving' THEN p_until END,
+    match_owner = CASE WHEN x.status = 'approving' THEN p_owners[1] END, updated_at = now()
   FROM unnest(v_writes) AS w(item), jsonb_to_record(w.item) AS x(id bigint, status text, deposit_id bigint, detail jsonb)
   WHERE s.id = x.id;
   UPDATE recon.deposit SET task_status = 6
     WHERE id = ANY (v_flagged) AND status = 'pending' AND task_status IS DISTINCT FROM 6;
 
   IF v_first = (p_room + 1) / 2 AND p_room - v_first - v_approvals > 0 THEN
-    v_due := v_due || recon.lease_due_sms(p_now, p_until, p_room - v_first - v_approvals);
+    v_due := v_due || recon.lease_due_sms(p_now, p_until, p_room - v_first - v_approvals, p_owners);
   END IF;
   -- When the next approving SMS is due (now: one is due already), in ms since the epoch.
   SELECT extract(epoch FROM coalesce(match_next_at, p_now)) * 1000 INTO v_next
