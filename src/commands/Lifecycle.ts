@@ -1,7 +1,7 @@
 // How every command starts and stops: configuration checked first (exit 2, one line per
 // problem), logging as LOG_LEVEL/LOG_FORMAT say (on stderr: stdout is the commands' output),
-// SIGTERM/SIGINT as a graceful stop (exit 0, in-flight work bounded to 10 s, the embedded
-// database stopped last on every path), and exit 1 when the program itself gives up.
+// SIGTERM/SIGINT as a graceful stop (exit 0, in-flight work bounded to SVC_STOP_GRACE_S, 10 s,
+// the embedded database stopped last on every path), and exit 1 when the program itself gives up.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Context, Deferred, Effect, Exit, Layer, Logger, Option, References, Result } from "effect"
 import { HttpServerError } from "effect/http"
@@ -11,7 +11,7 @@ import { stopOwnedClusters } from "../db/EmbeddedPostgres.ts"
 import { runMigrations } from "../db/Migrations.ts"
 import { beginStopping } from "../health/Stopping.ts"
 import { type LogSettings, readDatabaseUrl, readLogSettings } from "../config/AppConfig.ts"
-import { all, type Env, fromEnv, type Settings } from "../config/Keys.ts"
+import { all, type Env, fromEnv, int, type Settings } from "../config/Keys.ts"
 import { stderrLogger } from "../config/LogFormat.ts"
 import { CommandFailed } from "../config/CommandFailed.ts"
 
@@ -70,9 +70,12 @@ export const listenProblem = (error: unknown, portKey?: string): string | undefi
 export const userMessage = (error: unknown): string | undefined =>
   error instanceof CommandFailed ? error.message : listenProblem(error)
 
+/** SVC_STOP_GRACE_S: how long in-flight work has after SIGTERM/SIGINT before the process goes anyway (DESIGN section 2: 10 s). */
+export const readStopGraceS: Settings<number> = int("SVC_STOP_GRACE_S", 10, 1, 3600)
+
 /** Runs a program to its end; a signal interrupts it and the process exits 0 once it has let go. */
 export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = process.env) => {
-  const log = readConfigOrExit(env, readLogSettings)
+  const { log, graceS } = readConfigOrExit(env, all({ log: readLogSettings, graceS: readStopGraceS }))
   const logging = loggingLayer(log)
   const logInfo = (message: string) => Effect.runFork(Effect.logInfo(message).pipe(Effect.provide(logging)))
   let stopping = false
@@ -82,11 +85,11 @@ export const runCommand = <E>(program: Effect.Effect<unknown, E>, env: Env = pro
     // Readiness false and the doors closed before any other step of the shutdown.
     beginStopping()
     logInfo(`${signal} received: stopping`)
-    // In-flight work gets 10 s; past that the process goes anyway, the embedded database stopped first.
+    // In-flight work gets the grace (10 s); past that the process goes anyway, the embedded database stopped first.
     setTimeout(() => {
-      logInfo("still stopping after 10 s: forced exit")
+      logInfo(`still stopping after ${graceS} s: forced exit`)
       void stopOwnedClusters().finally(() => process.exit(0))
-    }, 10_000).unref()
+    }, graceS * 1000).unref()
   }
   process.once("SIGTERM", onSignal)
   process.once("SIGINT", onSignal)

@@ -7,14 +7,14 @@
 // second phone's gateway re-sends it. With DEMO_WEBHOOK_URL the signed events go to a receiver.
 // Nothing here approves anything: the worker's loops and the wallet do that, exactly as for a
 // real phone.
-import { Effect, Layer, Redacted, Schedule } from "effect"
+import { Duration, Effect, Layer, Redacted, Schedule } from "effect"
 import * as Supervisor from "../actors/Supervisor.ts"
 import { SqlClient } from "effect/sql"
 import { randomBytes, randomUUID } from "node:crypto"
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { hashPassword } from "../domain/Passwords.ts"
-import type { DemoSettings } from "./Settings.ts"
+import { DEMO_SMS_EVERY_MS, type DemoSettings } from "./Settings.ts"
 import { DEMO_DATA_DIR } from "../db/Database.ts"
 import { make as depositExpiry } from "../db/DepositExpiry.ts"
 import { CHANGES_CHANNEL } from "../db/Sms.ts"
@@ -222,7 +222,7 @@ const phones = (pushPort: number, secrets: Record<string, string>) => {
 }
 
 /** The phone's script, one step a tick; new pending deposits are created as it goes, old ones expire. */
-const simulate = (pushPort: number, secrets: Record<string, string>) =>
+const simulate = (pushPort: number, secrets: Record<string, string>, everyMs: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const expiry = yield* depositExpiry
@@ -395,8 +395,8 @@ const simulate = (pushPort: number, secrets: Record<string, string>) =>
         tick += 1
       }))
     )
-    // About one a second, not on the beat: phones are not metronomes.
-    yield* once.pipe(Effect.repeat(Schedule.spaced("1 second").pipe(Schedule.jittered)))
+    // About one a second (DEMO_SMS_EVERY_MS), not on the beat: phones are not metronomes.
+    yield* once.pipe(Effect.repeat(Schedule.spaced(Duration.millis(everyMs)).pipe(Schedule.jittered)))
   })
 
 const describe = (answer: { readonly http: number; readonly smsId?: number | undefined; readonly duplicate: boolean }) =>
@@ -406,6 +406,7 @@ const describe = (answer: { readonly http: number; readonly smsId?: number | und
 export const DemoLive = (ports: DemoPorts, settings: DemoSettings) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const { password, secrets } = yield* seed
+    const everyMs = settings.smsEveryMs ?? DEMO_SMS_EVERY_MS
     const webhook = settings.webhook === undefined ? undefined : { url: settings.webhook.url, secret: yield* registerWebhook(settings.webhook) }
     yield* waitFor(`http://127.0.0.1:${ports.push}/health/live`)
     yield* waitFor(`http://127.0.0.1:${ports.admin}/`)
@@ -420,12 +421,12 @@ export const DemoLive = (ports: DemoPorts, settings: DemoSettings) =>
     chmodSync(SIGN_IN_FILE, 0o600)
     console.log([
       signIn,
-      `demo             ${PHONE} (SmsForwarder) posts a signed bank SMS about every second to http://127.0.0.1:${ports.push}/push/${PHONE};`,
+      `demo             ${PHONE} (SmsForwarder) posts a signed bank SMS about every ${everyMs === 1000 ? "second" : `${everyMs} ms`} to http://127.0.0.1:${ports.push}/push/${PHONE};`,
       `demo             ${SECOND_PHONE} (SMS Gateway) sends duplicates and re-sends what the first withheld. Data in ${DEMO_DATA_DIR} (not npm start's); Ctrl-C stops the demo.`,
       ...(events === undefined ? [] : [events]),
       `demo             the sign-in is kept in ${SIGN_IN_FILE}, and said again in a few seconds and every 5 minutes.`
     ].join("\n"))
-    yield* Supervisor.fork({ name: "demo phones", answer: "restart" }, simulate(ports.push, secrets))
+    yield* Supervisor.fork({ name: "demo phones", answer: "restart" }, simulate(ports.push, secrets, everyMs))
     yield* Effect.sync(() => console.log(signIn)).pipe(
       Effect.delay(SAY_AGAIN_AFTER),
       Effect.andThen(Effect.sync(() => console.log(signIn)).pipe(Effect.delay(SAY_AGAIN_EVERY), Effect.forever)),

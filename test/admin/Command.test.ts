@@ -5,7 +5,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { spawn, spawnSync } from "node:child_process"
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { basename, dirname, join, resolve } from "node:path"
 import { onTestFinished } from "vitest"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { createMigratedDatabase, createTestDatabase } from "../support/database.ts"
@@ -132,14 +132,17 @@ describe("admin as a process", () => {
 describe("admin without its console files", () => {
   it("stops with one line naming the missing file, exit 2", async () => {
     const migrated = await createMigratedDatabase("admin_cmd_noconsole")
-    // A copy of the package without web/console/ (src/admin/Console.ts finds it two levels up).
+    // A copy of the package without web/console/ (src/admin/Console.ts, and a built chunk, find it
+    // two levels up): the command the tests run (the run's build, else the source) and package.json.
     const root = mkdtempSync(join(tmpdir(), "recon-noconsole-"))
     onTestFinished(() => rmSync(root, { recursive: true, force: true }))
-    cpSync("src", join(root, "src"), { recursive: true })
+    const built = MAIN.endsWith(".js")
+    const code = built ? basename(dirname(MAIN)) : "src"
+    cpSync(built ? dirname(MAIN) : "src", join(root, code), { recursive: true })
     cpSync("package.json", join(root, "package.json"))
     symlinkSync(resolve("node_modules"), join(root, "node_modules"))
     const port = await freePort()
-    const child = spawn(process.execPath, [join(root, "src/main.ts"), "admin"], {
+    const child = spawn(process.execPath, [join(root, code, basename(MAIN)), "admin"], {
       env: commandEnv({ DATABASE_URL: migrated, SVC_ADMIN_PORT: String(port), RECON_SERVICE_URL: "http://127.0.0.1:9", SVC_INTERNAL_SERVICE_TOKEN_ADMIN: ADMIN_TOKEN, SVC_INTERNAL_SERVICE_TOKEN_RECON: RECON_TOKEN, LOG_LEVEL: "warn" }),
       stdio: ["ignore", "pipe", "pipe"]
     })

@@ -17,6 +17,7 @@ import { BalanceStore } from "../../src/db/BalanceStore.ts"
 import type { BalanceFact } from "../../src/domain/BalanceSequence.ts"
 import { createMigratedDatabase, runSql } from "../support/database.ts"
 import { RECON_TOKEN, type Running, startRecon } from "../support/recon.ts"
+import { eventuallyAsync } from "../support/time.ts"
 import { addSms, adminEnv, allLoops, createOperator, fakeWorker, PASSWORD, setDeposits, sql, startAdmin, sync } from "./support.ts"
 
 const DOCS = process.env.UPDATE_SCREENSHOTS === "1"
@@ -415,7 +416,10 @@ describe("the console in Chromium", () => {
   })
 
   it.skipIf(!hasChromium)("an alert appears when a phone goes silent; devices and the whitelist are managed from the console", async () => {
-    const { page, problems } = await newPage()
+    const { page, problems, context } = await newPage()
+    // The page's timers on a clock the test can move on (time otherwise flows as usual): its look
+    // at the alerts every 10 s comes when the test says, not 10 s of real time later.
+    await context.clock.install()
     await signIn(page, admin.url)
     await page.getByTestId("nav-devices").click()
     await page.getByTestId("registration-device").fill("desk-phone")
@@ -435,8 +439,14 @@ describe("the console in Chromium", () => {
     await page.getByTestId("confirm-ok").click()
     await page.getByTestId("phone-15881111").waitFor({ state: "detached", timeout: 5_000 })
 
-    // Five seconds without an SMS: the banner says so within its next look (every 10 s).
+    // Five seconds without an SMS: the registration moved 5 s into the past (as the balance gap
+    // below is), the banner says so within its next look (every 10 s of the page's clock, moved on).
+    await sql(db, (sql) => sql`UPDATE recon.shooter_push SET created_at = created_at - interval '5 seconds' WHERE device_id = 'desk-phone'`)
     const alert = page.getByTestId("alert-phone_silent-desk-phone")
+    await eventuallyAsync("the page's look at the alerts finding the silent phone", async () => {
+      await page.clock.fastForward(10_000)
+      return alert.waitFor({ state: "attached", timeout: 500 }).then(() => true, () => false)
+    }, { timeoutMs: 20_000, everyMs: 250 })
     await page.getByTestId("alerts").waitFor({ state: "visible", timeout: 20_000 })
     await alert.waitFor({ state: "attached", timeout: 20_000 })
     assert.match(await textOf(page, "alerts-summary") ?? "", /^알림 \d+건: .*휴대폰 무응답 1/)

@@ -88,6 +88,8 @@ const startDemoOnce = async (extraEnv: Record<string, string>): Promise<Demo> =>
       SVC_WALLET_PORT: String(wallet),
       SVC_WORKER_HEARTBEAT_FILE: join(dir, "worker.heartbeat"),
       LOG_LEVEL: "warn",
+      // The phone at five times its pace (about one SMS a second by default): the script's steps come sooner, the same steps.
+      DEMO_SMS_EVERY_MS: "200",
       // The demo never uses a configured database: it has its own.
       DATABASE_URL: "postgres://nobody:nothing@127.0.0.1:1/not-the-demo",
       ...extraEnv

@@ -4,7 +4,7 @@
 // the data (mode 0600); a fatal error, a forced exit after the grace, an abrupt process.exit and
 // a killed process do not leave the server running either.
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -13,6 +13,8 @@ import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { runSql } from "../support/database.ts"
 import { type Spawned, spawnCommand, spawnScript, waitForUrl } from "../support/process.ts"
 import { TOKEN_HEADER } from "../../src/api/CallerAuth.ts"
+import { readStopGraceS } from "../../src/commands/Lifecycle.ts"
+import { fromEnv, readSync } from "../../src/config/Keys.ts"
 import { eventuallyAsync } from "../support/time.ts"
 
 const dirs: Array<string> = []
@@ -166,14 +168,22 @@ describe("the embedded server on other ways out", () => {
     return { spawned, postmaster: Number(/ready (\d+)/.exec(spawned.stdout())?.[1]) }
   }
 
-  it("a forced exit after the 10 s grace stops the server before the process goes", async () => {
-    const { spawned, postmaster } = await start(["test/support/embeddedCommand.ts", "hang"])
+  it("a forced exit after the grace (SVC_STOP_GRACE_S) stops the server before the process goes", async () => {
+    // The grace shortened through its key (10 s by default): the same forced exit, sooner.
+    const { spawned, postmaster } = await start(["test/support/embeddedCommand.ts", "hang"], { SVC_STOP_GRACE_S: "1" })
     assert.include(serversOn(data), postmaster)
     spawned.child.kill("SIGTERM")
     assert.strictEqual(await exitWithin(spawned, 40_000), 0, spawned.output())
-    assert.include(spawned.stderr(), "still stopping after 10 s: forced exit")
+    assert.include(spawned.stderr(), "still stopping after 1 s: forced exit")
     assert.deepStrictEqual(serversOn(data), [])
   }, 120_000)
+
+  it("the grace is 10 s unless SVC_STOP_GRACE_S says otherwise (1 to 3600)", () => {
+    assert.strictEqual(readSync({}, readStopGraceS), 10)
+    assert.strictEqual(readSync({ SVC_STOP_GRACE_S: "30" }, readStopGraceS), 30)
+    const bad = Effect.runSync(Effect.result(fromEnv({ SVC_STOP_GRACE_S: "0" }, readStopGraceS)))
+    assert.isTrue(Result.isFailure(bad) && bad.failure.problems.length === 1 && bad.failure.problems[0]!.startsWith("SVC_STOP_GRACE_S: "))
+  })
 
   it("process.exit from anywhere: the server gets its stop request on the way out", async () => {
     const { spawned, postmaster } = await start(["test/support/embeddedCommand.ts", "exit"])
