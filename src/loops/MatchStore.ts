@@ -24,6 +24,8 @@ export interface Due {
   /** Wallet calls made for it so far. */
   readonly attempts: number
   readonly leaseUntil: number
+  /** The owner the lease names (this process's owner when it leased it). */
+  readonly owner: number | undefined
 }
 
 const RECORDED = sourceText(import.meta.url, "./MatchStore.recorded.sql")
@@ -70,6 +72,8 @@ export interface OwnerSession {
 export interface Outcome {
   readonly id: number
   readonly depositId: number
+  /** The owner of the lease the call was made under: a retry is recorded only while that lease stands. */
+  readonly owner: number | undefined
   readonly status: "approved" | "manual_review" | "approving"
   readonly wallet: WalletAnswer
   /** For `approving`: when to send again. */
@@ -86,11 +90,16 @@ export class MatchStore extends Context.Service<MatchStore, {
    * current one's lock any more: take a new owner first.
    */
   decide(now: number, leaseUntil: number, room: number, batch: number, owners: ReadonlyArray<number>): Effect.Effect<Decided | "owner_lost", SqlError.SqlError>
-  /** Gives leases back (calls not made or cut off): due again at once. */
-  release(ids: ReadonlyArray<number>): Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Gives leases back (calls not made or cut off): due again at once. A lease another process has
+   * taken over since (its owner is not the one leased under) is left alone.
+   */
+  release(leases: ReadonlyArray<Due>): Effect.Effect<void, SqlError.SqlError>
   /**
    * The wallet's answers, in one statement; an SMS changed meanwhile (not approving that deposit) is
-   * left alone. `match.decision` then says what happened last: `approved`, or `manual_review` and why.
+   * left alone, and so is a retry (approving again) of an SMS whose lease another process has taken
+   * over since: its call is in flight. `match.decision` then says what happened last: `approved`, or
+   * `manual_review` and why.
    */
   record(outcomes: ReadonlyArray<Outcome>): Effect.Effect<void, SqlError.SqlError>
   /** A new lease owner: a number no live session holds, locked on a connection reserved until the scope closes. */
@@ -121,7 +130,7 @@ export class MatchStore extends Context.Service<MatchStore, {
         owners: `{${owners.join(",")}}`
       }))
       if ("owner_lost" in pass) return "owner_lost" as const
-      const leased = (rows: typeof pass.due) => rows.map(([id, depositId, attempts]): Due => ({ id, depositId, attempts, leaseUntil }))
+      const leased = (rows: typeof pass.due) => rows.map(([id, depositId, attempts]): Due => ({ id, depositId, attempts, leaseUntil, owner: owners[0] }))
       yield* countMatchDecisions(pass.decided.map(([, decision]) => decision))
       yield* reportSmsChanges(sql, pass.decided.map(([id, status]) => ({ id, status })))
       return {
@@ -135,10 +144,12 @@ export class MatchStore extends Context.Service<MatchStore, {
       }
     })
 
-    const release = Effect.fn("MatchStore.release")(function*(ids: ReadonlyArray<number>) {
-      if (ids.length === 0) return
+    const release = Effect.fn("MatchStore.release")(function*(leases: ReadonlyArray<Due>) {
+      if (leases.length === 0) return
       yield* sql`
-        UPDATE recon.shooter_sms SET match_next_at = NULL, match_owner = NULL WHERE id IN ${sql.in(ids)} AND status = 'approving'`
+        UPDATE recon.shooter_sms AS s SET match_next_at = NULL, match_owner = NULL
+        FROM jsonb_to_recordset(${JSON.stringify(leases.map((l) => ({ id: l.id, owner: l.owner ?? null })))}::jsonb) AS x(id bigint, owner integer)
+        WHERE s.id = x.id AND s.status = 'approving' AND s.match_owner IS NOT DISTINCT FROM x.owner`
     })
 
     const record = Effect.fn("MatchStore.record")(function*(outcomes: ReadonlyArray<Outcome>) {
@@ -146,6 +157,7 @@ export class MatchStore extends Context.Service<MatchStore, {
       const rows = yield* sqlFailures(recorded(JSON.stringify(outcomes.map((o) => ({
         id: o.id,
         deposit_id: o.depositId,
+        owner: o.owner ?? null,
         status: o.status,
         attempts: o.wallet.attempts,
         next_at: o.nextAt?.toISOString() ?? null,

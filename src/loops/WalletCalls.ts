@@ -111,6 +111,7 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
       const result: Outcome = {
         id: due.id,
         depositId: due.depositId,
+        owner: due.owner,
         status,
         wallet: walletAnswer(outcome, due.depositId, attempts, new Date(now).toISOString()),
         nextAt: status === "approving" ? new Date(now + walletBackoffMillis(attempts, yield* Random.nextBetween(0.8, 1.2))) : null,
@@ -168,7 +169,7 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
   const write = (group: ReadonlyArray<Answer>) =>
     Effect.gen(function*() {
       yield* store.record(group.flatMap((a) => a.outcome === undefined ? [] : [a.outcome]))
-      yield* store.release(group.flatMap((a) => a.outcome === undefined ? [a.due.id] : []))
+      yield* store.release(group.flatMap((a) => a.outcome === undefined ? [a.due] : []))
     })
 
   const recordGroup = (group: ReadonlyArray<Answer>) =>
@@ -230,7 +231,7 @@ export const make = Effect.fnUntraced(function*(options: WalletCallsOptions) {
       const answered = new Set(received.flatMap((a) => a.outcome === undefined ? [] : [a.due.id]))
       // Interrupted mid-call or never sent: whatever the wallet did, the SMS stays approving and
       // is due again at once.
-      yield* store.release([...outstanding.keys()].filter((id) => !answered.has(id))).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+      yield* store.release([...outstanding.values()].filter((due) => !answered.has(due.id))).pipe(Effect.timeout("2 seconds"), Effect.ignore)
       outstanding.clear()
     })
   )

@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Decided, MatchStore } from "../../src/loops/MatchStore.ts"
+import { type AgreeOutcome, statusAfter, walletAnswer } from "../../src/domain/Matching.ts"
 import { createMigratedDatabase, layerFor } from "../support/database.ts"
 import { addParsedSms, addPlayersWithDeposits } from "../support/match.ts"
 
@@ -19,7 +20,7 @@ const owner = (store: MatchStore["Service"]) =>
   })
 
 describe("lease owners", () => {
-  it.live("a dead owner's leases are taken over at the next pass; a live owner's, the caller's earlier owners' and an earlier release's wait for their time", () =>
+  it.live("a dead owner's leases are taken over at the next pass; a live owner's, the caller's earlier owners' and an earlier release's wait for their time; a lease taken over is not given back or put off by its former owner", () =>
     Effect.gen(function*() {
       const db = yield* Effect.promise(() => createMigratedDatabase("lease_owners"))
       const deposits = yield* Effect.promise(() => addPlayersWithDeposits(db, "lease", 4))
@@ -67,13 +68,45 @@ describe("lease owners", () => {
         assert.deepStrictEqual(old!.pass.due.map(([id]) => Number(id)), [sms[0], sms[1], sms[2]])
         assert.deepStrictEqual(yield* owners(), [null, null, null, null])
 
-        // A lease given back, or answered, names no owner.
+        // A lease given back, or answered, names no owner; but a process whose lease was taken
+        // over since neither gives it back nor writes its "try again" over the new owner's lease.
         const next = yield* owner(store)
         yield* sql`UPDATE recon.shooter_sms SET match_next_at = NULL WHERE id = ${sms[3]!}`
-        assert.deepStrictEqual(dueIds(yield* pass([next.owner])), [sms[3]])
+        const leased = yield* pass([next.owner])
+        assert.deepStrictEqual(dueIds(leased), [sms[3]])
         assert.deepStrictEqual(yield* owners(), [null, null, null, next.owner])
-        yield* store.release([sms[3]!])
+        const due = (leased as Decided).due[0]!
+        const answer = (owner: number, outcome: AgreeOutcome) => ({
+          id: due.id,
+          depositId: due.depositId,
+          owner,
+          status: statusAfter(outcome),
+          wallet: walletAnswer(outcome, due.depositId, 1, new Date().toISOString()),
+          nextAt: statusAfter(outcome) === "approving" ? new Date(Date.now() + 1_000) : null,
+          reason: undefined
+        })
+        const unavailable: AgreeOutcome = { _tag: "Unavailable", reason: "wallet_service answered 503" }
+        yield* store.release([{ ...due, owner: earlier.owner }])
+        yield* store.record([answer(earlier.owner, unavailable)])
+        const [held] = yield* sql<{ owner: number; attempts: number; leased: boolean }>`
+          SELECT match_owner AS owner, match_attempts AS attempts, match_next_at > now() + interval '5 seconds' AS leased
+          FROM recon.shooter_sms WHERE id = ${due.id}`
+        assert.deepStrictEqual(held, { owner: next.owner, attempts: 0, leased: true })
+        yield* store.record([answer(next.owner, unavailable)])
         assert.deepStrictEqual(yield* owners(), [null, null, null, null])
+        // A final answer stands, whoever's call it was.
+        yield* store.record([answer(earlier.owner, { _tag: "Approved", depositId: due.depositId })])
+        const [approved] = yield* sql<{ status: string }>`SELECT status FROM recon.shooter_sms WHERE id = ${due.id}`
+        assert.strictEqual(approved!.status, "approved")
+        // Given back under its own lease: due at once.
+        const again = yield* owner(store)
+        yield* sql`UPDATE recon.shooter_sms SET match_next_at = NULL WHERE id = ${sms[2]!}`
+        const passed = yield* pass([again.owner])
+        const [mine] = (passed as Decided).due.filter((d) => d.id === sms[2])
+        assert.deepStrictEqual(yield* owners(), [null, null, again.owner, null])
+        yield* store.release([mine!])
+        assert.deepStrictEqual(yield* owners(), [null, null, null, null])
+        yield* again.end
         yield* next.end
       }).pipe(Effect.scoped, Effect.provide(MatchStore.layer.pipe(Layer.provideMerge(layerFor(db)))))
     }), 60_000)
