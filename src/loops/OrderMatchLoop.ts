@@ -49,12 +49,15 @@ const leaseOwner = (store: MatchStore["Service"]) =>
     let session: Scope.Closeable | undefined
     let owners: ReadonlyArray<number> = []
     const renew = Effect.gen(function*() {
+      // The lost session's connection goes back first: a small pool must not need a second one
+      // for the new session while the dead one is still counted.
+      const lost = session
+      session = undefined
+      if (lost !== undefined) yield* Scope.close(lost, Exit.void)
       const scope = yield* Scope.make()
       const { owner } = yield* Scope.provide(store.ownerSession(), scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
-      const lost = session
       session = scope
       owners = [owner, ...owners].slice(0, OWNERS_KEPT)
-      if (lost !== undefined) yield* Scope.close(lost, Exit.void)
     })
     yield* Effect.addFinalizer(() => session === undefined ? Effect.void : Scope.close(session, Exit.void))
     yield* renew
