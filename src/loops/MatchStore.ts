@@ -29,6 +29,8 @@ export interface Due {
 }
 
 const RECORDED = sourceText(import.meta.url, "./MatchStore.recorded.sql")
+/** The owner's lock, (this key, owner): the key recon.lease_due_sms and recon.match_pass try. */
+const OWNER_LOCK = "hashtext('recon.match_owner'), $1"
 const Leased = Schema.Tuple([DbId, DbId, Schema.Int])
 const MatchDecision = Schema.Literals(["approving", "manual_review", "unmatched"])
 const LostRow = Schema.Struct({ owner_lost: Schema.Literal(true) })
@@ -173,14 +175,14 @@ export class MatchStore extends Context.Service<MatchStore, {
       for (;;) {
         const owner = yield* Random.nextIntBetween(1, 2_147_483_647)
         const locked = yield* Effect.acquireRelease(
-          connection.execute("SELECT pg_try_advisory_lock(hashtext('recon.match_owner'), $1) AS locked", [owner], undefined).pipe(
+          connection.execute(`SELECT pg_try_advisory_lock(${OWNER_LOCK}) AS locked`, [owner], undefined).pipe(
             Effect.map((rows) => rows[0]?.locked === true)
           ),
           // The connection goes back to the pool: it must not take the lock with it (a connection
           // lost has lost it already).
           (locked) =>
             locked
-              ? connection.execute("SELECT pg_advisory_unlock(hashtext('recon.match_owner'), $1)", [owner], undefined).pipe(
+              ? connection.execute(`SELECT pg_advisory_unlock(${OWNER_LOCK})`, [owner], undefined).pipe(
                 Effect.timeout("2 seconds"),
                 Effect.ignore
               )
