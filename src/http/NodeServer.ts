@@ -90,9 +90,12 @@ const guard = (server: Server, settings: HttpSettings) => {
   })
 
   // In Node's place (it would answer with an empty body): the envelope, unless an answer of a
-  // request on this connection is under way (it would corrupt it), then the connection ends.
+  // request on this connection is under way (it would corrupt it), then the connection ends. A
+  // connection that never sent a byte is closed without a word, whichever of the socket's idle
+  // time-out and Node's request time-out check sees it first (both are due at once on a busy loop).
   server.on("clientError", (error: Error & { readonly code?: string }, socket: Duplex) => {
-    if (!socket.writable || busy.has(socket as Socket) || error.code === "ECONNRESET") return socket.destroy()
+    const silent = (socket as Socket).bytesRead === 0
+    if (!socket.writable || busy.has(socket as Socket) || error.code === "ECONNRESET" || silent) return socket.destroy()
     socket.once("finish", () => socket.destroy())
     socket.end(refusalAnswer(error.code))
   })

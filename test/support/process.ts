@@ -36,7 +36,7 @@ let spawned = 0
 
 /** The run's compile cache (see globalSetup.ts): how the commands a test starts load faster. */
 const compileCache = (): Record<string, string> =>
-  process.env.NODE_COMPILE_CACHE === undefined ? {} : { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE }
+  process.env.RECON_TEST_COMPILE_CACHE === undefined ? {} : { NODE_COMPILE_CACHE: process.env.RECON_TEST_COMPILE_CACHE }
 
 /**
  * The environment of a command a test runs: PATH (and the run's compile cache), then ports the system chooses and a heartbeat
