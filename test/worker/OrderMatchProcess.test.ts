@@ -35,11 +35,14 @@ describe("worker processes", () => {
       const code = yield* Effect.promise(() => first.exited)
       assert.isNull(code, "killed by a signal")
       assert.strictEqual((yield* Effect.promise(() => smsState(db, sms))).status, "approving")
-      // The dead worker's lease, naming its owner, runs for LEASE (timeout + 3 s) from the call.
+      // The dead worker's lease names its owner. It runs for LEASE (timeout + 3 s) from the call;
+      // stretched here to an hour (as with a long wallet timeout), so that "before the lease ran
+      // out" does not depend on how fast the next worker starts on a busy machine.
       const [lease] = yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         return yield* sql<{ until_ms: number; owner: number | null }>`
-          SELECT (extract(epoch FROM match_next_at) * 1000)::float8 AS until_ms, match_owner AS owner FROM recon.shooter_sms WHERE id = ${sms}`
+          UPDATE recon.shooter_sms SET match_next_at = now() + interval '1 hour' WHERE id = ${sms} AND status = 'approving'
+          RETURNING (extract(epoch FROM match_next_at) * 1000)::float8 AS until_ms, match_owner AS owner`
       })))
       assert.isNotNull(lease!.owner)
       const credited = yield* Effect.promise(() => walletState(db, deposit))

@@ -165,8 +165,10 @@ describe("several worker processes", () => {
       yield* TestClock.adjust("6 seconds")
       yield* eventually("the second worker holds every listener", Effect.map(advisoryHolders, (holders) =>
         holders.length === 1 && Number(holders[0]!.n) === 3 && holders[0]!.pid !== a.firstPid), 5000)
-      const statuses = yield* query<{ listener_status: string }>(db, "SELECT listener_status FROM recon.shooter_push")
-      assert.isTrue(statuses.every((row) => row.listener_status === "listening"))
+      // Each listener writes its status once it has taken the lock: soon after, not with it.
+      yield* eventually("every registration listening", Effect.map(
+        query<{ listener_status: string }>(db, "SELECT listener_status FROM recon.shooter_push"),
+        (statuses) => statuses.length === 3 && statuses.every((row) => row.listener_status === "listening")), 5000)
       yield* Fiber.interrupt(a.second)
     }), 30_000)
 })
