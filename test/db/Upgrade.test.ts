@@ -17,7 +17,7 @@ import { builtins0012 } from "../../src/db/BuiltinTemplates.ts"
 import { definitionChecksum } from "../../src/db/Migrations.ts"
 import { migrations } from "../../src/db/migrations/index.ts"
 import { definitions } from "../../src/db/sql/index.ts"
-import { createMigratedDatabase, createTestDatabase, runSql, sql } from "../support/database.ts"
+import { createMigratedDatabase, createTestDatabase, runSqlAlone, sql } from "../support/database.ts"
 import { smsState } from "../support/match.ts"
 import { runCommandToEnd, waitForUrl, workerProcess } from "../support/process.ts"
 import { RECON_TOKEN, serve } from "../support/recon.ts"
@@ -67,7 +67,7 @@ const dumpStatements = (text: string): ReadonlyArray<string> => {
 
 /** Restores a plain dump into the empty database at `url`, on one connection (its SETs hold for what follows). */
 const restore = (url: string, dump: string) =>
-  runSql(url, Effect.gen(function*() {
+  runSqlAlone(url, Effect.gen(function*() {
     const client = yield* SqlClient.SqlClient
     yield* client.withTransaction(Effect.forEach(dumpStatements(dump), (statement) => client.unsafe(statement), { discard: true }))
   }).pipe(Effect.orDie))

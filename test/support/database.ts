@@ -99,6 +99,13 @@ export const poolLayer = (url: string, name: PoolName) => servicePool(name).pipe
 const shared = new Map<string, { readonly runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, never>; busy: number; idle?: ReturnType<typeof setTimeout> }>()
 const SHARED_IDLE_MS = 1_000
 
+/**
+ * `effect` on a client of its own, closed after: for statements that change their session for good
+ * (a dump's `set_config('search_path', '', false)`), which would leak into the shared client's next callers.
+ */
+export const runSqlAlone = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>): Promise<A> =>
+  Effect.runPromise(effect.pipe(Effect.provide(sqlLayer(url))))
+
 export const runSql = async <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>): Promise<A> => {
   let client = shared.get(url)
   if (client === undefined) {
