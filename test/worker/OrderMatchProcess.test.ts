@@ -125,6 +125,8 @@ describe("worker processes", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`SELECT pg_terminate_backend(${before!.pid})`
       })))
+      // pg_terminate_backend only signals: the lock is free once that backend has exited.
+      yield* until("the cut session's lock free", async () => (await ownerLocks()).length === 0)
       // The next pass (the new deposit's NOTIFY) finds its owner's lock free: a new owner, and the
       // new SMS leased under it.
       yield* Effect.promise(() => addParsedSmsBatch(db, "next", 1))
