@@ -18,12 +18,11 @@
 // node bench/merchant.ts; RECON_DIR=/path/to/checkout runs another checkout's built services (before/after).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { readFileSync } from "node:fs"
 import { Agent } from "node:http"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
-import { benchDatabase, cpuTicks, hangulName, pgbenchTps, pushTry, loadAverage, percentile, reconEntry, type Service, sleep, startService, waitFor } from "./support.ts"
+import { benchDatabase, cpuTicks, serverCpuTicks, hangulName, pgbenchTps, pushTry, loadAverage, percentile, reconEntry, type Service, sleep, startService, waitFor } from "./support.ts"
 
 const TOKEN = "bench-recon-token-0123456789"
 const SECRET = "bench-secret"
@@ -106,16 +105,7 @@ if (!ready) {
 await insertDeposits([...names, ...Array.from({ length: PENDING }, (_, i) => FILLER_FROM + i)])
 report(`${names.length.toLocaleString("en")} deposits to match and ${PENDING.toLocaleString("en")} that nothing matches inserted just before the load (no ANALYZE)`)
 
-// The server's CPU: its processes' own time, and that of the backends that ended (the postmaster's children's).
-const serverTicks = () =>
-  db.serverPids().reduce((sum, pid, k) => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-      return sum + Number(fields[11]) + Number(fields[12]) + (k === 0 ? Number(fields[13]) + Number(fields[14]) : 0)
-    } catch {
-      return sum
-    }
-  }, 0)
+const serverTicks = () => serverCpuTicks(db)
 
 /** The workers' and the wallet's CPU so far, in clock ticks. */
 const servicesTicks = () => [...workers, wallet].reduce((sum, service) => sum + cpuTicks(service.child.pid!), 0)

@@ -1,6 +1,6 @@
 // What every benchmark starts with: a fresh, migrated database on DATABASE_URL (the user needs
 // CREATE DATABASE) or on a throw-away embedded server, and a way to run queries on it.
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { type Agent, request as httpRequest } from "node:http"
@@ -21,6 +21,8 @@ export interface BenchDatabase {
   /** Which server, for the figures' conditions. */
   readonly server: string
   readonly run: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Promise<A>
+  /** `effect` made a function run on one connection kept open until `close` (a poll that opens no connection per call). */
+  readonly pool: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => { (): Promise<A>; readonly close: () => Promise<void> }
   /** The server's processes (postmaster and backends; empty on DATABASE_URL), for its CPU time. */
   readonly serverPids: () => ReadonlyArray<number>
   /** Stops the embedded server and starts it again on the same port (undefined on DATABASE_URL). */
@@ -107,6 +109,10 @@ export const benchDatabase = async (name: string, options: { readonly persistent
     embedded: cluster !== undefined,
     server: external ? "DATABASE_URL" : debian !== undefined ? `Debian's PostgreSQL ${debian} (durable)` : "embedded PostgreSQL 18 (durable)",
     run: (effect) => runOn(url, effect),
+    pool: (effect) => {
+      const runtime = ManagedRuntime.make(Layer.orDie(pgLayer(Redacted.make(url), { maxConnections: 1 })))
+      return Object.assign(() => runtime.runPromise(effect), { close: () => runtime.dispose() })
+    },
     serverPids: () => {
       if (cluster === undefined) return []
       const postmaster = Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0])
@@ -162,6 +168,77 @@ export const cpuTicks = (pid: number): number => {
     return Number(fields[11]) + Number(fields[12])
   } catch {
     return 0
+  }
+}
+
+/**
+ * The CPU time of a benchmark's server so far, in clock ticks: its processes' own, and that of the
+ * backends that have ended (the postmaster's children's). 0 on DATABASE_URL.
+ */
+export const serverCpuTicks = (db: BenchDatabase): number =>
+  db.serverPids().reduce((sum, pid, k) => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+      return sum + Number(fields[11]) + Number(fields[12]) + (k === 0 ? Number(fields[13]) + Number(fields[14]) : 0)
+    } catch {
+      return sum
+    }
+  }, 0)
+
+/** BENCH_PERF=1: an on-CPU profile of the whole machine is recorded while a bench measures (Linux `perf`, `cpu-clock`). */
+export const perfWanted = (): boolean => process.env.BENCH_PERF !== undefined && process.env.BENCH_PERF !== "" && process.env.BENCH_PERF !== "0"
+
+/**
+ * Where PostgreSQL's CPU goes, by phase: each of these functions' samples with what it calls, as a
+ * share of all the server's samples (they nest: plpgsql's statements include their executor start
+ * and their planning).
+ */
+const PG_PHASES: ReadonlyArray<readonly [string, string]> = [
+  ["plpgsql_exec_function", "in plpgsql functions"],
+  ["standard_ExecutorStart", "executor start (each statement's plan made ready)"],
+  ["pg_plan_queries", "planning"],
+  ["ExecInsertIndexTuples", "index entries"],
+  ["AfterTriggerEndQuery", "AFTER triggers"],
+  ["CommitTransactionCommand", "commits"],
+  ["XLogFlush", "of which WAL flushes"],
+  ["stringToNode", "reading stored expressions (CHECK, trigger WHEN, index predicates)"],
+  ["pq_getbyte", "reading from the client"]
+]
+
+/**
+ * Starts `perf record` on every CPU (cpu-clock, 999 Hz, call graphs); `stop` ends it and answers
+ * the summary lines: PostgreSQL's CPU by phase, and the hottest symbols of each named process
+ * (Node's JIT frames named when the services run with --perf-basic-prof, which BENCH_PERF adds).
+ * Undefined, with why, when `perf` cannot record here.
+ */
+export const startPerf = (dir: string): { readonly stop: (processes: ReadonlyArray<{ readonly name: string; readonly pid: number }>) => Promise<ReadonlyArray<string>> } | string => {
+  const data = join(dir, "perf.data")
+  const probe = spawnSync("perf", ["--version"], { encoding: "utf8" })
+  if (probe.status !== 0) return `perf not available (${(probe.error?.message ?? probe.stderr).trim()}): apt-get install linux-perf`
+  const recorder = spawn("perf", ["record", "-a", "-e", "cpu-clock", "-F", "999", "-g", "-o", data], { stdio: "ignore" })
+  const ended = new Promise<void>((done) => recorder.on("exit", () => done()))
+  const report = (args: ReadonlyArray<string>) =>
+    spawnSync("perf", ["report", "-i", data, "--stdio", "--percentage", "relative", ...args], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 }).stdout
+      .split("\n").filter((line) => !line.startsWith("#") && line.includes("%"))
+  return {
+    stop: async (processes) => {
+      recorder.kill("SIGINT")
+      await ended
+      const lines: Array<string> = []
+      // Inclusive shares of PostgreSQL's samples; a symbol may be listed more than once (its DSO mapped twice): summed.
+      const inclusive = new Map<string, number>()
+      for (const line of report(["--comm", "postgres", "--children", "--sort", "sym", "-g", "none"])) {
+        const match = /^\s*([\d.]+)%\s+[\d.]+%\s+\[[.k]\]\s+(\S+)/.exec(line)
+        if (match) inclusive.set(match[2]!, (inclusive.get(match[2]!) ?? 0) + Number(match[1]))
+      }
+      lines.push(`PostgreSQL's CPU by phase (perf, share of its samples): ${PG_PHASES.map(([symbol, what]) => `${what} ${(inclusive.get(symbol) ?? 0).toFixed(1)} %`).join("; ")}`)
+      for (const { name, pid } of processes) {
+        const top = report(["--pid", String(pid), "--no-children", "--sort", "sym", "-g", "none"]).slice(0, 12)
+          .map((line) => line.trim().replace(/\s+/g, " ").replace(/file:\/\/\S*\/(dist\/\S+|src\/\S+)/, "$1"))
+        lines.push(`${name}'s hottest symbols (perf, share of its samples): ${top.join("; ")}`)
+      }
+      return lines
+    }
   }
 }
 
@@ -237,7 +314,8 @@ export const startService = async (command: string, portKey: string, env: Record
   const port = fixedPort ?? await freePort()
   // BENCH_NODE_ARGS: Node flags for the services (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"); given
   // here, with the service flags of main.ts, so the process is not replaced by one without them.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
+  // BENCH_PERF: Node writes its JIT frames' names where `perf` reads them (/tmp/perf-<pid>.map).
+  const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== ""), ...(perfWanted() ? ["--perf-basic-prof"] : [])]
   const flags = nodeArgs.length === 0 ? [] : [...SERVICE_NODE_FLAGS, ...nodeArgs]
   const child = spawn(process.execPath, [...flags, reconEntry(), command], {
     env: { PATH: process.env.PATH ?? "", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", ...SERVICE_ENV, ...env, [portKey]: String(port) },

@@ -167,7 +167,7 @@ export class ParseStore extends Context.Service<ParseStore, {
         sql`
         SELECT v.version, c.id, c.device_id, c.sender, c.body, c.received_at FROM recon.template_version AS v
         LEFT JOIN LATERAL (SELECT id, device_id, sender, body, received_at FROM recon.shooter_sms
-          WHERE status = 'received' ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED) AS c ON true`
+          WHERE status = 'received' ORDER BY id LIMIT ${limit} FOR NO KEY UPDATE SKIP LOCKED) AS c ON true`
     })
     const findWritten = SqlSchema.findOneOption({
       Request: Schema.Struct({ updates: Schema.String, version: Schema.String }),

@@ -18,7 +18,7 @@ const STUB = `CREATE OR REPLACE FUNCTION recon.lease_due_sms(p_now timestamptz, 
 
 const state = (db: string) =>
   sql(db, (client) => client<{ version: number; checksum: string; stub: boolean }>`
-    SELECT d.version, d.checksum, p.prosrc LIKE '%''[]''::jsonb%' AND p.prosrc NOT LIKE '%FOR UPDATE SKIP LOCKED%' AS stub
+    SELECT d.version, d.checksum, p.prosrc LIKE '%''[]''::jsonb%' AND p.prosrc NOT LIKE '%UPDATE SKIP LOCKED%' AS stub
     FROM recon.schema_definition AS d, pg_proc AS p
     WHERE d.name = 'recon.lease_due_sms' AND p.oid = 'recon.lease_due_sms(timestamptz, timestamptz, integer, integer[])'::regprocedure`)
 

@@ -130,6 +130,28 @@ describe("exactly one candidate", () => {
       assert.strictEqual((yield* status(db, sms)).depositId, deposit)
     }), 30_000)
 
+  it.effect("the second phone's copy being stored (its transaction open) does not hide the SMS from the pass kicked for it, the clock standing still", () =>
+    Effect.gen(function*() {
+      const { db, kicks } = yield* setUp("om-copy")
+      const player = yield* Effect.promise(() => addPlayer(db, "장보고"))
+      const deposit = yield* Effect.promise(() => addDeposit(db, player, "장보고", "25000"))
+      // Stored first (no pass looks at it yet), its copy held, then parsed: every pass from here on
+      // runs while the copy is being stored.
+      const sms = yield* Effect.promise(() => addParsedSms(db, "장보고", "25000", "received"))
+      // The copy's row names the SMS (duplicate_of): its foreign key check holds FOR KEY SHARE on
+      // the SMS until the copy's ingest commits; a balance placement (balance_entry) does the same.
+      const copy = yield* holdLock(db, (q) => q`INSERT INTO recon.shooter_sms (device_id, sender, sender_normalized, body, normalized_body, received_at, status, duplicate_of)
+        SELECT device_id, sender, sender_normalized, body, normalized_body, received_at, 'duplicate', id FROM recon.shooter_sms WHERE id = ${sms}`)
+      yield* Effect.promise(() => runSql(db, Effect.gen(function*() {
+        yield* (yield* SqlClient.SqlClient)`UPDATE recon.shooter_sms SET status = 'parsed' WHERE id = ${sms}`
+      })))
+      yield* kicks.kick("order_match_loop")
+      // No tick of the loop comes (TestClock): only the kicked pass can decide it.
+      yield* until("approved while the copy is still being stored", async () => (await smsState(db, sms)).status === "approved", 5_000)
+      assert.strictEqual((yield* status(db, sms)).depositId, deposit)
+      yield* copy.release
+    }), 30_000)
+
   it.effect("an unmatched SMS is retried for 24 h from parsing, not after", () =>
     Effect.gen(function*() {
       const { db, kicks } = yield* setUp("om-24h")

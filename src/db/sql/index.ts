@@ -39,8 +39,8 @@ export const definitions: ReadonlyArray<Definition> = [
   { name: "recon.iso_time", version: 1, statement: sourceText(import.meta.url, "./iso_time.sql") },
   { name: "recon.lock_match_keys", version: 1, statement: sourceText(import.meta.url, "./lock_match_keys.sql") },
   { name: "recon.emit_event", version: 1, statement: sourceText(import.meta.url, "./emit_event.sql") },
-  { name: "recon.lease_due_sms", version: 3, statement: sourceText(import.meta.url, "./lease_due_sms.sql") },
-  { name: "recon.match_pass", version: 2, statement: sourceText(import.meta.url, "./match_pass.sql") },
+  { name: "recon.lease_due_sms", version: 4, statement: sourceText(import.meta.url, "./lease_due_sms.sql") },
+  { name: "recon.match_pass", version: 3, statement: sourceText(import.meta.url, "./match_pass.sql") },
   { name: "wallet.agree", version: 1, statement: sourceText(import.meta.url, "./agree.sql") },
   { name: "wallet.agree_batch", version: 1, statement: sourceText(import.meta.url, "./agree_batch.sql") }
 ]

@@ -17,6 +17,14 @@
 -- nothing else: it must take a new owner before it leases anything, or every other process would
 -- take its new leases over while it sends them. p_owners empty: leases without an owner (0025's
 -- wrapper for processes of an earlier release).
+--
+-- Version 3 (issue 32): SMS are claimed FOR NO KEY UPDATE, the lock a pass's own UPDATE takes
+-- (it never changes an id), not FOR UPDATE. FOR UPDATE also conflicts with the FOR KEY SHARE a
+-- foreign key check takes on the row it points to: the second phone's copy of an SMS (its
+-- duplicate_of), a balance placement (balance_entry.sms_id) and balance_pending all hold one on
+-- the SMS until they commit, and SKIP LOCKED skipped the SMS meanwhile, leaving it `parsed` with
+-- no pass to come before the loop's next tick, 5 s later (bench/probe.ts PROBE_WHOLE=1: one SMS
+-- in ten from two phones waited for it). Passes still exclude each other.
 CREATE OR REPLACE FUNCTION recon.match_pass(p_now timestamptz, p_until timestamptz, p_room integer, p_batch integer, p_window interval, p_owners integer[])
 RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
@@ -55,7 +63,7 @@ BEGIN
   END IF;
   v_budget := greatest(least(p_batch, p_room - v_first), 0);
   SELECT coalesce(array_agg(id ORDER BY id), '{}') INTO v_parsed FROM (
-    SELECT id FROM recon.shooter_sms WHERE status = 'parsed' ORDER BY id LIMIT v_budget FOR UPDATE SKIP LOCKED) AS p;
+    SELECT id FROM recon.shooter_sms WHERE status = 'parsed' ORDER BY id LIMIT v_budget FOR NO KEY UPDATE SKIP LOCKED) AS p;
   SELECT coalesce(array_agg(deposit_id), '{}') INTO v_recheck FROM (
     SELECT deposit_id FROM recon.match_recheck ORDER BY deposit_id
     LIMIT greatest(v_budget - cardinality(v_parsed), 0) FOR UPDATE SKIP LOCKED) AS r;
@@ -69,7 +77,7 @@ BEGIN
     SELECT s.id FROM recon.shooter_sms AS s
     WHERE s.status = 'unmatched' AND s.match_started_at > now() - p_window
       AND (s.payer_key, s.amount) IN (SELECT d.owner_key, d.amount FROM recon.deposit AS d WHERE d.id = ANY (v_recheck) AND d.status = 'pending')
-    ORDER BY s.id FOR UPDATE OF s SKIP LOCKED) AS u;
+    ORDER BY s.id FOR NO KEY UPDATE OF s SKIP LOCKED) AS u;
 
   FOR v_sms IN SELECT s.id, s.status, s.payer_key AS key, s.amount FROM recon.shooter_sms AS s
       WHERE s.id = ANY (v_parsed || v_retried) ORDER BY s.id LOOP
