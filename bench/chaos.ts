@@ -5,7 +5,8 @@
 // 20,000 pending deposits that nothing matches inserted just before (statistics stale), at RATE SMS/s
 // (default 200), while
 // - a worker is SIGKILLed every 2 s (and started again on its port, as an orchestrator would);
-// - PostgreSQL is restarted once, 40 % into the load;
+// - PostgreSQL is restarted once, 40 % into the load (CHAOS_RESTART=crash: an immediate shutdown,
+//   as a crash, losing what was committed but not yet flushed to the WAL; else a fast shutdown);
 // - a proxy in front of the real wallet_service answers 10 % of the calls 503 (not forwarded), holds
 //   5 % past the worker's 5 s timeout (forwarded: the wallet commits, the answer never arrives),
 //   and cuts 3 % after the wallet committed (the connection closed instead of the answer).
@@ -177,6 +178,8 @@ const killer = (async () => {
 })()
 
 // The killer's first kill comes KILL_EVERY_MS after this.
+/** How PostgreSQL is restarted: a fast shutdown (default), or an immediate one, as a crash. */
+const RESTART = process.env.CHAOS_RESTART === "crash" ? "crash" : "clean"
 const started = Date.now()
 const deliveries: Array<Promise<void>> = []
 let delivered = 0
@@ -185,7 +188,7 @@ for (let i = 0; i < SMS; i++) {
   if (wait > 0) await sleep(wait)
   if (i === Math.floor(SMS * 0.4)) {
     restart.at = Date.now()
-    void db.restart().then(() => (restart.seconds = (Date.now() - restart.at) / 1000))
+    void db.restart(RESTART).then(() => (restart.seconds = (Date.now() - restart.at) / 1000))
   }
   firstSent[i] = Date.now()
   // Both phones within a few ms, each with its own timestamp; a third of the time one resends its copy.
@@ -205,7 +208,7 @@ report(`load: ${SMS.toLocaleString("en")} SMS in ${delivered.toLocaleString("en"
   `(${[...tryErrors].map(([code, n]) => `${code} × ${n}`).join(", ")}); ` +
   `${givenUp} deliveries given up after ${GIVE_UP_AFTER} tries (${storedNever.size} SMS whose every copy was given up); ${kills} workers SIGKILLed ` +
   `(spawn → answering p50 ${percentile(answeringAfter.sort((a, b) => a - b), 50)} ms, max ${answeringAfter.at(-1)} ms; ` +
-  `${startsFailed.length === 0 ? "every one answered" : `${startsFailed.length} never answered: ${startsFailed.slice(0, 5).join("; ")}`}); PostgreSQL restarted ${((restart.at - started) / 1000).toFixed(0)} s in (down ${restart.seconds.toFixed(1)} s); ` +
+  `${startsFailed.length === 0 ? "every one answered" : `${startsFailed.length} never answered: ${startsFailed.slice(0, 5).join("; ")}`}); PostgreSQL ${RESTART === "crash" ? "crashed (immediate shutdown) and restarted" : "restarted"} ${((restart.at - started) / 1000).toFixed(0)} s in (down ${restart.seconds.toFixed(1)} s); ` +
   `wallet calls: ${faults.forwarded} forwarded, ${faults.refused} refused 503, ${faults.held} held, ${faults.cut} cut after the commit; load average ${loadAverage()}`)
 
 // Drain: until every SMS is approved (or 5 minutes).

@@ -206,6 +206,27 @@ const paced = async (from: number, count: number, rate: number, extra: (i: numbe
 }
 
 const lastApproval = (done: Map<string, number>) => Math.max(...done.values())
+
+/**
+ * The slowest `share` of these SMS (first sent → approved), their time split at the steps the
+ * database records: first sent → stored (the first copy's row), → parsed, → decided (the match
+ * pass), → approved (the wallet's answer recorded). Medians of each step.
+ */
+const stepSplit = async (sentAt: Map<string, number>, done: Map<string, number>, share: number) => {
+  const slowest = [...sentAt].filter(([name]) => done.has(name)).sort((a, b) => (done.get(b[0])! - b[1]) - (done.get(a[0])! - a[1]))
+    .slice(0, Math.max(1, Math.floor(sentAt.size * share)))
+  const rows = await db.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ name: string; stored: string; parsed: string; decided: string; approved: string }>`SELECT payer_name AS name,
+        (extract(epoch FROM created_at) * 1000)::text AS stored, (extract(epoch FROM match_started_at) * 1000)::text AS parsed,
+        (extract(epoch FROM (match_detail->>'decided_at')::timestamptz) * 1000)::text AS decided, (extract(epoch FROM updated_at) * 1000)::text AS approved
+      FROM recon.shooter_sms WHERE status = 'approved' AND payer_name IN ${sql.in(slowest.map(([name]) => name))}`
+  }))
+  const median = (xs: Array<number>) => percentile(xs.sort((a, b) => a - b), 50)
+  const at = new Map(slowest)
+  const steps = rows.map((r) => [Number(r.stored) - at.get(r.name)!, Number(r.parsed) - Number(r.stored), Number(r.decided) - Number(r.parsed), Number(r.approved) - Number(r.decided)])
+  return ["sent → stored", "stored → parsed", "parsed → decided", "decided → approved"].map((what, k) => `${what} ${ms(median(steps.map((s) => s[k]!)))}`).join(", ")
+}
 const answers = () => {
   const sorted = [...tally.answerMs].sort((a, b) => a - b)
   return `${tally.tries.toLocaleString("en")} tries, webhook → 200 p50 ${ms(percentile(sorted, 50))} p99 ${ms(percentile(sorted, 99))}; ` +
@@ -245,6 +266,7 @@ const answers = () => {
     `${done.size} of ${steadyCount} approved`)
   report(`   PostgreSQL CPU per SMS by third of the run: ${thirds.map((t, k) => ms((t.ticks * 10) / (k === 2 ? steadyCount - 2 * third : third))).join(", ")}; ` +
     `the services' (workers and wallet) ${ms(((servicesTicks() - servicesAtStart) * 10) / steadyCount)}`)
+  report(`   where the time went (medians): all ${await stepSplit(sentAt, done, 1)}; the slowest 1 % ${await stepSplit(sentAt, done, 0.01)}`)
 }
 
 {

@@ -25,8 +25,11 @@ export interface BenchDatabase {
   readonly pool: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => { (): Promise<A>; readonly close: () => Promise<void> }
   /** The server's processes (postmaster and backends; empty on DATABASE_URL), for its CPU time. */
   readonly serverPids: () => ReadonlyArray<number>
-  /** Stops the embedded server and starts it again on the same port (undefined on DATABASE_URL). */
-  readonly restart: (() => Promise<void>) | undefined
+  /**
+   * Stops the server and starts it again on the same port (undefined on DATABASE_URL); `crash`: an
+   * immediate shutdown, as a crash (what was committed but not yet flushed to the WAL is lost).
+   */
+  readonly restart: ((how?: "clean" | "crash") => Promise<void>) | undefined
   /** Drops the database, stops the embedded server, removes the directory. */
   readonly close: () => Promise<void>
 }
@@ -70,8 +73,9 @@ const startDebianPostgres = async (dir: string, version: string) => {
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=300${stats} ${process.env.BENCH_PG_OPTIONS ?? ""}`.trim()
   const start = async () => run("pg_ctl", ["-D", dir, "-l", join(dir, "server.log"), "-w", "-o", options, "start"])
   const stop = async () => run("pg_ctl", ["-D", dir, "-m", "fast", "-w", "stop"])
+  const crash = async () => run("pg_ctl", ["-D", dir, "-m", "immediate", "-w", "stop"])
   await start()
-  return { url: `postgres://recon@127.0.0.1:${port}/postgres`, start, stop }
+  return { url: `postgres://recon@127.0.0.1:${port}/postgres`, start, stop, crash }
 }
 
 export const benchDatabase = async (name: string, options: { readonly persistent?: boolean } = {}): Promise<BenchDatabase> => {
@@ -118,8 +122,8 @@ export const benchDatabase = async (name: string, options: { readonly persistent
       const postmaster = Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0])
       return [postmaster, ...childrenOf(postmaster)]
     },
-    restart: cluster === undefined ? undefined : async () => {
-      await cluster.stop()
+    restart: cluster === undefined ? undefined : async (how = "clean") => {
+      await (how === "crash" ? cluster.crash() : cluster.stop())
       await cluster.start()
     },
     close: async () => {
@@ -206,8 +210,23 @@ const PG_PHASES: ReadonlyArray<readonly [string, string]> = [
 ]
 
 /**
+ * Which part of a Node service a sampled symbol belongs to: the kernel, V8's garbage collector, its
+ * compilers, its built-ins and runtime, or JavaScript by file (a bundle chunk without its hash:
+ * `Keys` is effect's core, `Database` @effect/sql-pg and the pools; `node:…` Node's own library).
+ */
+const nodeCpuPart = (kernel: boolean, symbol: string): string => {
+  if (kernel) return "kernel"
+  const js = /^JS:\S*\s(?:file:\/\/\S*\/(?:dist\/chunks\/|dist\/)?([^/:]+?)(?:-[A-Za-z0-9_]{8})?\.js|(node:[^:]+)):\d+/.exec(symbol)
+  if (js) return js[1] ?? (js[2]!.startsWith("node:internal/deps/undici") ? "undici" : "Node's library")
+  if (/Scaveng|Mark|Sweep|Heap::|GCTracer|Evacuat|Marking|MemoryAllocator|MemoryChunk/.test(symbol)) return "garbage collection"
+  if (/compiler::|maglev|Turbofan|Compile|Parser|Scanner|Bytecode|baseline/i.test(symbol) && !symbol.startsWith("Builtins_")) return "V8 compiling"
+  if (symbol.startsWith("Builtins_") || symbol.startsWith("v8::") || symbol.startsWith("JS:")) return "V8 built-ins and runtime"
+  return "native (Node, libuv, libc)"
+}
+
+/**
  * Starts `perf record` on every CPU (cpu-clock, 999 Hz, call graphs); `stop` ends it and answers
- * the summary lines: PostgreSQL's CPU by phase, and the hottest symbols of each named process
+ * the summary lines: PostgreSQL's CPU by phase, and each named process's by part (nodeCpuPart)
  * (Node's JIT frames named when the services run with --perf-basic-prof, which BENCH_PERF adds).
  * Undefined, with why, when `perf` cannot record here.
  */
@@ -233,9 +252,13 @@ export const startPerf = (dir: string): { readonly stop: (processes: ReadonlyArr
       }
       lines.push(`PostgreSQL's CPU by phase (perf, share of its samples): ${PG_PHASES.map(([symbol, what]) => `${what} ${(inclusive.get(symbol) ?? 0).toFixed(1)} %`).join("; ")}`)
       for (const { name, pid } of processes) {
-        const top = report(["--pid", String(pid), "--no-children", "--sort", "sym", "-g", "none"]).slice(0, 12)
-          .map((line) => line.trim().replace(/\s+/g, " ").replace(/file:\/\/\S*\/(dist\/\S+|src\/\S+)/, "$1"))
-        lines.push(`${name}'s hottest symbols (perf, share of its samples): ${top.join("; ")}`)
+        const shares = new Map<string, number>()
+        for (const line of report(["--pid", String(pid), "--no-children", "--sort", "sym", "-g", "none"])) {
+          const match = /^\s*([\d.]+)%\s+\[([.k])\]\s+(.*)$/.exec(line)
+          if (match) shares.set(nodeCpuPart(match[2] === "k", match[3]!), (shares.get(nodeCpuPart(match[2] === "k", match[3]!)) ?? 0) + Number(match[1]))
+        }
+        const parts = [...shares].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([part, share]) => `${part} ${share.toFixed(1)} %`)
+        lines.push(`${name}'s CPU by part (perf, share of its samples): ${parts.join("; ")}`)
       }
       return lines
     }

@@ -29,6 +29,12 @@ export interface EmbeddedCluster {
   readonly stop: () => Promise<void>
   /** Starts the server again after `stop` (tests that take the database away and bring it back). */
   readonly start: () => Promise<void>
+  /**
+   * Stops the server as a crash would (immediate shutdown: no checkpoint, connections cut, and a
+   * commit not yet flushed to the WAL is lost); `start` recovers it from the WAL. For the tests
+   * and benches that crash it; a reused cluster is left running.
+   */
+  readonly crash: () => Promise<void>
 }
 
 const USER = "recon"
@@ -209,8 +215,11 @@ const installExitHook = () => {
   })
 }
 
-/** Asks the server with `pid` to stop (fast shutdown), escalating after a while; resolves once it is gone. */
-const stopServer = async (pid: number, dir: string, exited?: Promise<void>): Promise<void> => {
+/**
+ * Asks the server with `pid` to stop (fast shutdown; `immediate`: as a crash would), escalating
+ * after a while; resolves once it is gone.
+ */
+const stopServer = async (pid: number, dir: string, exited?: Promise<void>, immediate = false): Promise<void> => {
   const gone = exited ?? (async () => {
     // not our child: it is gone when the pid is, or when the server removed its pid file
     while (alive(pid) && readPidFile(dir)?.pid === pid) await sleep(50)
@@ -225,8 +234,10 @@ const stopServer = async (pid: number, dir: string, exited?: Promise<void>): Pro
   // The time limit must not keep the process alive once the server is gone.
   const within = (ms: number) =>
     Promise.race([gone.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())])
-  signal("SIGINT") // fast shutdown: running transactions are rolled back, connections closed
-  if (await within(15_000)) return
+  if (!immediate) {
+    signal("SIGINT") // fast shutdown: running transactions are rolled back, connections closed
+    if (await within(15_000)) return
+  }
   signal("SIGQUIT") // immediate shutdown
   if (await within(5_000)) return
   signal("SIGKILL")
@@ -306,7 +317,7 @@ export const startEmbeddedPostgres = async (options: {
     if (owner !== undefined && owner !== process.pid && alive(owner) && existsSync(files.password)) {
       // Another recon process runs this cluster (e.g. `migrate` beside `all`): use it, leave it running.
       const { password } = passwordOf(files.password)
-      return { url: urlFor(running.port, password), port: running.port, passwordFile: files.password, reused: true, stop: async () => {}, start: async () => {} }
+      return { url: urlFor(running.port, password), port: running.port, passwordFile: files.password, reused: true, stop: async () => {}, start: async () => {}, crash: async () => {} }
     }
     // Left running by a process that is gone: stop it, then start it as ours.
     await stopServer(running.pid, dir)
@@ -325,20 +336,21 @@ export const startEmbeddedPostgres = async (options: {
     ...(options.persistent ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off"])
   ]
   let current: Running | undefined = await launch(postgres, dir, port, flags, user)
-  const stop = async () => {
+  const halt = (immediate: boolean) => async () => {
     const server = current
     if (server === undefined) return
     current = undefined
     server.child.ref() // the process waits for its server
-    await stopServer(server.child.pid!, dir, server.exited)
+    await stopServer(server.child.pid!, dir, server.exited, immediate)
     owned.delete(server)
     rmSync(files.owner, { force: true })
     if (!options.persistent) {
       for (const file of [dir, files.password, files.log]) rmSync(file, { recursive: true, force: true })
     }
   }
+  const stop = halt(false)
   const start = async () => {
     if (current === undefined) current = await launch(postgres, dir, port, flags, user)
   }
-  return { url: urlFor(port, password), port, passwordFile: files.password, reused: false, stop, start }
+  return { url: urlFor(port, password), port, passwordFile: files.password, reused: false, stop, start, crash: halt(true) }
 }

@@ -8,7 +8,7 @@
 //
 // A line protocol: the server answers a connection, when its turn comes, with the grant
 // (JSON: the server's URL and its migrated template, or the error that prevented them); then
-// "stop" and "start" lines are answered "ok" or the failure.
+// "stop", "crash" and "start" lines are answered "ok" or the failure.
 import { mkdtempSync } from "node:fs"
 import { createConnection, createServer, type Socket } from "node:net"
 import { join } from "node:path"
@@ -47,9 +47,9 @@ export const serveOutageCluster = async (dir: string, socket: string) => {
       client.end(`${JSON.stringify({ error: `the outage cluster could not start: ${String(error)}` } satisfies Grant)}\n`)
     }
     if (cluster !== undefined) {
-      const { stop, start } = cluster
+      const { stop, start, crash } = cluster
       lines(client).on("line", (command) => {
-        const run = command === "stop" ? stop() : command === "start" ? start() : Promise.reject(new Error(`unknown command ${command}`))
+        const run = command === "stop" ? stop() : command === "crash" ? crash() : command === "start" ? start() : Promise.reject(new Error(`unknown command ${command}`))
         run.then(() => client.write("ok\n"), (error: unknown) => client.write(`${String(error)}\n`))
       })
     }
@@ -81,6 +81,8 @@ export interface OutageCluster {
   readonly dir: string
   /** Stops the PostgreSQL server: every connection to it fails until `start`. */
   readonly stop: () => Promise<void>
+  /** Stops it as a crash would (immediate shutdown): what was committed but not yet flushed to the WAL is lost. */
+  readonly crash: () => Promise<void>
   readonly start: () => Promise<void>
   /** Ends this file's turn (the next file may have the cluster). */
   readonly release: () => Promise<void>
@@ -103,7 +105,7 @@ export const takeOutageCluster = async (prefix: string): Promise<OutageCluster> 
       socket.once("close", () => resolve())
       socket.end()
     })
-  const command = (name: "stop" | "start") => async () => {
+  const command = (name: "stop" | "crash" | "start") => async () => {
     socket.write(`${name}\n`)
     const answer = await reply()
     if (answer !== "ok") throw new Error(`the outage cluster's ${name} failed: ${answer}`)
@@ -113,7 +115,7 @@ export const takeOutageCluster = async (prefix: string): Promise<OutageCluster> 
     if ("error" in grant) throw new Error(grant.error)
     const url = await copyDatabaseOn(grant.url, grant.template, prefix)
     const dir = mkdtempSync(join(inject("scratchDir"), `${prefix}-`))
-    return { url, dir, stop: command("stop"), start: command("start"), release }
+    return { url, dir, stop: command("stop"), crash: command("crash"), start: command("start"), release }
   } catch (error) {
     await release()
     throw error
