@@ -94,12 +94,8 @@ export const dieUnlessAway = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.E
 export const databaseAnswers = (sql: SqlClient.SqlClient): Effect.Effect<boolean> =>
   sql`SELECT 1`.pipe(Effect.timeout("3 seconds"), Effect.as(true), Effect.orElseSucceed(() => false))
 
-/**
- * The pooled client for a URL; queries fail with a ConnectionError while the server is away and
- * recover by themselves. `asynchronousCommit`: its transactions commit without waiting for their
- * WAL to reach the disk (synchronous_commit=off, ASYNCHRONOUS_COMMIT_POOLS says where and why).
- */
-export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly maxConnections?: number; readonly applicationName?: string; readonly asynchronousCommit?: boolean }) =>
+/** The pooled client for a URL; queries fail with a ConnectionError while the server is away and recover by themselves. */
+export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly maxConnections?: number; readonly applicationName?: string }) =>
   PgClient.layer({
     url,
     maxConnections: options?.maxConnections ?? 10,
@@ -109,7 +105,7 @@ export const pgLayer = (url: Redacted.Redacted<string>, options?: { readonly max
     // Every statement of recon is a short one: a server built with LLVM (Debian's, most packaged
     // ones) would compile any whose estimate passes jit_above_cost, e.g. the balance window over
     // jsonb_to_recordset's default estimate of 100 rows: 55–70 ms of compiling for a 1 ms query.
-    startupParameters: options?.asynchronousCommit === true ? { jit: "off", synchronous_commit: "off" } : { jit: "off" }
+    startupParameters: { jit: "off" }
   })
 
 /**
@@ -136,22 +132,9 @@ export const POOL_BUDGETS = {
 } as const
 export type PoolName = keyof typeof POOL_BUDGETS
 
-/**
- * The pools whose commits do not wait for the disk (docs/WORKER.md "What a commit waits for"): the
- * worker's loops. What they write between an SMS's acknowledgement and its credit (its parse, the
- * match pass's decision and lease, the wallet's answer recorded, balance placement, cursors) is
- * redone by the loops when a server crash loses it: the SMS goes back a step and passes again.
- * What must not be lost waits: the acknowledgement (`recon_worker_ingest`), the credit
- * (`wallet_service`, whose commit also carries to the disk every earlier commit it depends on:
- * one server, one WAL, written in order), a person's decision (`recon_service`, `admin_service`),
- * and a webhook's claim before it is sent (db/WebhookStore.ts).
- */
-export const ASYNCHRONOUS_COMMIT_POOLS: ReadonlySet<PoolName> = new Set(["recon_worker"])
-
 /** The pool of one service on the process's database, named in pg_stat_activity (`application_name`). */
 export const servicePool = (name: PoolName) =>
-  Layer.unwrap(DatabaseUrl.useSync(({ url }) =>
-    pgLayer(url, { maxConnections: POOL_BUDGETS[name], applicationName: name, asynchronousCommit: ASYNCHRONOUS_COMMIT_POOLS.has(name) })))
+  Layer.unwrap(DatabaseUrl.useSync(({ url }) => pgLayer(url, { maxConnections: POOL_BUDGETS[name], applicationName: name })))
 
 /**
  * The pool of the worker's ingest (POOL_BUDGETS.recon_worker_ingest) on the process's database; where

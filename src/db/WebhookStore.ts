@@ -152,16 +152,9 @@ export interface Deliveries {
 export const deliveries: Effect.Effect<Deliveries, never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  // The claim's commit waits for the disk whatever the pool's setting (the worker's commits do
-  // not: db/Database.ts ASYNCHRONOUS_COMMIT_POOLS): the WAL is written in order, so once it is
-  // flushed, so is the commit that wrote each claimed event. A merchant is never told of a status
-  // change that a server crash could still take back.
   const claim = Effect.fn("WebhookDeliveries.claim")(function*(c: Claim) {
     if (c.limit <= 0) return []
-    return yield* decodeClaimed(yield* sql.withTransaction(Effect.andThen(
-      sql`SET LOCAL synchronous_commit = on`,
-      sql.unsafe(CLAIM, [c.now, c.perWebhook, JSON.stringify(Object.fromEntries(c.busy)), c.limit, c.leaseUntil])
-    )))
+    return yield* decodeClaimed(yield* sql.unsafe(CLAIM, [c.now, c.perWebhook, JSON.stringify(Object.fromEntries(c.busy)), c.limit, c.leaseUntil]))
   })
 
   const record = Effect.fn("WebhookDeliveries.record")(function*(a: Attempt) {

@@ -1,8 +1,8 @@
-// PostgreSQL crashes under a running worker process (an immediate shutdown: what was committed but
-// not yet flushed to the WAL is lost, as in a power cut). The worker's loops commit without
-// waiting for the disk (db/Database.ts ASYNCHRONOUS_COMMIT_POOLS), the acknowledgement and the
-// credit wait for it: after recovery every acknowledged SMS is stored once, approved, and credited
-// once to its own deposit. On the run's outage cluster (test/support/outage.ts), which it crashes.
+// PostgreSQL crashes under a running worker process (an immediate shutdown, as a power cut: no
+// checkpoint, connections cut, the server recovers from its WAL) while SMS arrive and are parsed,
+// matched and credited: after recovery every acknowledged SMS is stored once, approved, and
+// credited once to its own deposit. On the run's outage cluster (test/support/outage.ts), a
+// durable server, which it crashes.
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
