@@ -165,14 +165,19 @@ export const rssOf = (pid: number): number => {
   }
 }
 
+/** The fields of /proc/<pid>/stat after the command's name (11 utime, 12 stime, 13 cutime, 14 cstime), undefined once it is gone. */
+const statFields = (pid: number): ReadonlyArray<string> | undefined => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  } catch {
+    return undefined
+  }
+}
+
 /** CPU time of a process so far, in clock ticks (1/100 s). */
 export const cpuTicks = (pid: number): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0
-  }
+  const fields = statFields(pid)
+  return fields === undefined ? 0 : Number(fields[11]) + Number(fields[12])
 }
 
 /**
@@ -181,12 +186,8 @@ export const cpuTicks = (pid: number): number => {
  */
 export const serverCpuTicks = (db: BenchDatabase): number =>
   db.serverPids().reduce((sum, pid, k) => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-      return sum + Number(fields[11]) + Number(fields[12]) + (k === 0 ? Number(fields[13]) + Number(fields[14]) : 0)
-    } catch {
-      return sum
-    }
+    const fields = statFields(pid)
+    return fields === undefined ? sum : sum + Number(fields[11]) + Number(fields[12]) + (k === 0 ? Number(fields[13]) + Number(fields[14]) : 0)
   }, 0)
 
 /** BENCH_PERF=1: an on-CPU profile of the whole machine is recorded while a bench measures (Linux `perf`, `cpu-clock`). */
@@ -255,7 +256,9 @@ export const startPerf = (dir: string): { readonly stop: (processes: ReadonlyArr
         const shares = new Map<string, number>()
         for (const line of report(["--pid", String(pid), "--no-children", "--sort", "sym", "-g", "none"])) {
           const match = /^\s*([\d.]+)%\s+\[([.k])\]\s+(.*)$/.exec(line)
-          if (match) shares.set(nodeCpuPart(match[2] === "k", match[3]!), (shares.get(nodeCpuPart(match[2] === "k", match[3]!)) ?? 0) + Number(match[1]))
+          if (match === null) continue
+          const part = nodeCpuPart(match[2] === "k", match[3]!)
+          shares.set(part, (shares.get(part) ?? 0) + Number(match[1]))
         }
         const parts = [...shares].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([part, share]) => `${part} ${share.toFixed(1)} %`)
         lines.push(`${name}'s CPU by part (perf, share of its samples): ${parts.join("; ")}`)

@@ -6,7 +6,7 @@ import { Context, Deferred, Effect, Fiber, Layer, Option, Redacted, References, 
 import { SqlClient } from "effect/sql"
 import { spawn, spawnSync } from "node:child_process"
 import { Agent } from "node:http"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { cpus } from "node:os"
 import { join } from "node:path"
 import { pgLayer } from "../src/db/Database.ts"
@@ -15,7 +15,7 @@ import { smsForwarderFormBody } from "../src/domain/SmsForwarder.ts"
 import { HealthRegistry } from "../src/health/HealthRegistry.ts"
 import { Fatal } from "../src/commands/Lifecycle.ts"
 import { WorkerRuntime, workerCore } from "../src/worker/Runtime.ts"
-import { benchDatabase, pushTry } from "./support.ts"
+import { benchDatabase, cpuTicks, pushTry, rssOf, serverCpuTicks } from "./support.ts"
 
 const SENDERS = 50
 const SMS_TOTAL = 20_000
@@ -108,7 +108,6 @@ const base = `http://127.0.0.1:${port}`
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 while (!(await fetch(`${base}/health/ready`).then((r) => r.ok, () => false))) await sleep(50)
 await sleep(10_000)
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
 report(`worker RSS when idle (10 s after ready, ${entry}): ${rssOf(worker.pid!).toFixed(1)} MB (target < 120 MB)`)
 
 const probeTimes: Array<number> = []
@@ -121,13 +120,7 @@ for (let i = 0; i < 20; i++) {
 probeTimes.sort((a, b) => a - b)
 report(`probe (${entry}, 20 runs, process start to exit): p50 ${ms(percentile(probeTimes, 50))}, max ${ms(probeTimes.at(-1)!)} (target < 150 ms)`)
 
-const cpuTicks = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return Number(fields[11]) + Number(fields[12])
-}
-const postgresPids = () =>
-  spawnSync("pgrep", ["-f", "postgres"], { encoding: "utf8" }).stdout.split("\n").filter(Boolean).map(Number)
-const postgresTicks = () => postgresPids().reduce((sum, pid) => { try { return sum + cpuTicks(pid) } catch { return sum } }, 0)
+const postgresTicks = () => serverCpuTicks(db)
 const ticksBefore = { worker: cpuTicks(worker.pid!), bench: cpuTicks(process.pid), postgres: postgresTicks() }
 const latencies: Array<number> = []
 let next = 0
